@@ -1,0 +1,43 @@
+"""Events a session emits; every one has a string field ``type``."""
+
+from .protocol import (
+    AgentMessage,
+    AgentMessageDelta,
+    Background,
+    CompactionProgress,
+    CompactionUndone,
+    ContextCompacted,
+    Error,
+    Event,
+    ItemCompleted,
+    ItemStarted,
+    SessionConfigured,
+    ShutdownComplete,
+    StreamError,
+    TokenCount,
+    TurnComplete,
+    TurnItem,
+    TurnStarted,
+    Warning,
+)
+
+__all__ = [
+    "AgentMessage",
+    "AgentMessageDelta",
+    "Background",
+    "CompactionProgress",
+    "CompactionUndone",
+    "ContextCompacted",
+    "Error",
+    "Event",
+    "ItemCompleted",
+    "ItemStarted",
+    "SessionConfigured",
+    "ShutdownComplete",
+    "StreamError",
+    "TokenCount",
+    "TurnComplete",
+    "TurnItem",
+    "TurnStarted",
+    "Warning",
+]

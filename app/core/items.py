@@ -1,0 +1,130 @@
+"""Responses-API items as plain JSON dicts, and the small predicates the core needs.
+
+History items are kept as the exact dicts sent on the wire (``input`` of a Responses request),
+so encrypted reasoning and compaction items replay byte for byte. These helpers build and read
+them without ever mutating one in place.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+Item = dict[str, Any]
+
+# Opening tags of context blocks Coco injects itself; such user messages are not "real" user
+# messages: compaction never keeps them and titles never use them.
+ENVIRONMENT_CONTEXT_OPEN = "<environment_context>"
+INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>")
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id in the style the API uses (``msg_…``, ``fc_…``)."""
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+def user_message(text: str) -> Item:
+    """A user message input item with one ``input_text`` part."""
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def developer_message(text: str) -> Item:
+    return {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": text}],
+    }
+
+
+def assistant_message(text: str, item_id: str | None = None) -> Item:
+    item: Item = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    if item_id:
+        item["id"] = item_id
+    return item
+
+
+def function_call(name: str, arguments: str, call_id: str, item_id: str | None = None) -> Item:
+    item: Item = {
+        "type": "function_call",
+        "name": name,
+        "arguments": arguments,
+        "call_id": call_id,
+    }
+    if item_id:
+        item["id"] = item_id
+    return item
+
+
+def function_call_output(call_id: str, output: str) -> Item:
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+def item_type(item: Item) -> str:
+    return str(item.get("type", "message" if "role" in item else ""))
+
+
+def is_message(item: Item, role: str | None = None) -> bool:
+    if item_type(item) != "message":
+        return False
+    return role is None or item.get("role") == role
+
+
+def message_text(item: Item) -> str:
+    """All text parts of a message joined (``input_text``, ``output_text``, plain strings)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
+            parts.append(str(part.get("text", "")))
+        elif isinstance(part, str):
+            parts.append(part)
+    return "".join(parts)
+
+
+def is_injected_context(item: Item) -> bool:
+    """True for user/developer messages Coco injected (environment block, instructions)."""
+    if not is_message(item) or item.get("role") not in ("user", "developer"):
+        return False
+    return message_text(item).lstrip().startswith(INJECTED_PREFIXES)
+
+
+def is_compaction_item(item: Item) -> bool:
+    return item_type(item) in ("compaction", "compaction_summary")
+
+
+def item_text_for_count(item: Item) -> str:
+    """The text whose length stands for an item's size in token estimates.
+
+    Encrypted content is opaque but still costs context, so its length counts (spec section 4).
+    """
+    kind = item_type(item)
+    if kind == "message":
+        return message_text(item)
+    if kind == "function_call":
+        return f"{item.get('name', '')}{item.get('arguments', '')}"
+    if kind == "function_call_output":
+        output = item.get("output", "")
+        return output if isinstance(output, str) else str(output)
+    if kind == "reasoning":
+        summary = item.get("summary") or []
+        text = "".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
+        return text + str(item.get("encrypted_content") or "")
+    if is_compaction_item(item):
+        return str(item.get("encrypted_content") or "")
+    return str(item)
+
+
+def last_assistant_text(items: list[Item]) -> str:
+    """Text of the last assistant message in ``items`` ("" if none)."""
+    for item in reversed(items):
+        if is_message(item, "assistant"):
+            return message_text(item)
+    return ""

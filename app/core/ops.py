@@ -1,0 +1,5 @@
+"""Ops a front end submits to a session (``await session.submit(ops.UserTurn(text=...))``)."""
+
+from .protocol import Compact, Interrupt, Op, Shutdown, UndoCompaction, UpdateConfig, UserTurn
+
+__all__ = ["Compact", "Interrupt", "Op", "Shutdown", "UndoCompaction", "UpdateConfig", "UserTurn"]

@@ -1,0 +1,252 @@
+"""The submission/event protocol between a front end and the core.
+
+Front ends submit **ops** and render **events**; nothing else crosses the boundary. Every event
+has a string field ``type``; the set of types is closed and listed in ``Event``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .config import CoreConfig
+
+# ----------------------------------------------------------------------------------------- ops
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class UserTurn(_Op):
+    """Send a user message and run the model until it gives a final answer."""
+
+    op: Literal["user_turn"] = "user_turn"
+    text: str
+
+
+class Compact(_Op):
+    """Compact the conversation now; ``focus`` steers what the summary keeps."""
+
+    op: Literal["compact"] = "compact"
+    focus: str | None = None
+
+
+class Interrupt(_Op):
+    """Stop the running turn or compaction."""
+
+    op: Literal["interrupt"] = "interrupt"
+
+
+class UndoCompaction(_Op):
+    """Restore the history to what it was before the last compaction (until a turn starts)."""
+
+    op: Literal["undo_compaction"] = "undo_compaction"
+
+
+class UpdateConfig(_Op):
+    """Apply new settings to the open session (model switch, compaction options, …)."""
+
+    op: Literal["update_config"] = "update_config"
+    config: CoreConfig
+
+
+class Shutdown(_Op):
+    op: Literal["shutdown"] = "shutdown"
+
+
+Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown
+
+# -------------------------------------------------------------------------------------- events
+
+TurnKind = Literal["regular", "compact", "undo"]
+Trigger = Literal["manual", "auto", "overflow"]
+Strategy = Literal["local", "remote", "remote_then_local"]
+ErrorKind = Literal[
+    "auth",
+    "rate_limit",
+    "server",
+    "connection",
+    "stream",
+    "context_overflow",
+    "bad_request",
+    "not_found",
+    "malformed",
+    "compaction",
+    "invalid_op",
+    "tool",
+    "internal",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class TurnItem(BaseModel):
+    """What a started/completed item is, for display. ``kind`` names it; ``data`` carries the
+    fields that kind needs (text, tool name and arguments, output, …)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: Literal[
+        "user_message",
+        "agent_message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "context_compaction",
+    ]
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionConfigured(_Event):
+    type: Literal["session_configured"] = "session_configured"
+    session_id: str
+    model: str
+    resumed: bool = False
+    rollout_path: str = ""
+
+
+class TurnStarted(_Event):
+    type: Literal["turn_started"] = "turn_started"
+    turn_id: str
+    kind: TurnKind = "regular"
+    context_window: int | None = None
+
+
+class ItemStarted(_Event):
+    type: Literal["item_started"] = "item_started"
+    turn_id: str
+    item: TurnItem
+
+
+class ItemCompleted(_Event):
+    type: Literal["item_completed"] = "item_completed"
+    turn_id: str
+    item: TurnItem
+
+
+class AgentMessageDelta(_Event):
+    type: Literal["agent_message_delta"] = "agent_message_delta"
+    turn_id: str
+    item_id: str
+    delta: str
+
+
+class AgentMessage(_Event):
+    type: Literal["agent_message"] = "agent_message"
+    turn_id: str
+    item_id: str
+    text: str
+
+
+class TokenCount(_Event):
+    """Context usage. ``total`` is what the next request will hold, as far as the core knows."""
+
+    type: Literal["token_count"] = "token_count"
+    total: int
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    reasoning: int = 0
+    context_window: int | None = None
+    auto_compact_limit: int | None = None
+    approximate: bool = False
+    source: Literal["api", "estimate"] = "api"
+
+
+class CompactionProgress(_Event):
+    """A stage change inside a running compaction, for the status indicator."""
+
+    type: Literal["compaction_progress"] = "compaction_progress"
+    turn_id: str
+    stage: Literal["remote", "local", "retrying", "trimming", "summary_delta"]
+    message: str = ""
+    trimmed: int = 0
+
+
+class ContextCompacted(_Event):
+    type: Literal["context_compacted"] = "context_compacted"
+    turn_id: str
+    item_id: str
+    trigger: Trigger
+    strategy: Strategy
+    tokens_before: int
+    tokens_after: int
+    duration_ms: int
+    kept_user_messages: int = 0
+    kept_truncated: bool = False
+    trimmed_items: int = 0
+    focus: str | None = None
+    summary: str = ""
+    style: str = "handoff"
+    undoable: bool = True
+
+
+class CompactionUndone(_Event):
+    type: Literal["compaction_undone"] = "compaction_undone"
+    item_id: str
+    tokens: int
+
+
+class Background(_Event):
+    type: Literal["background"] = "background"
+    turn_id: str | None = None
+    message: str
+
+
+class StreamError(_Event):
+    type: Literal["stream_error"] = "stream_error"
+    turn_id: str | None = None
+    message: str
+    attempt: int
+    max_attempts: int
+    details: str = ""
+
+
+class Warning(_Event):  # noqa: A001 - the protocol's name for it
+    type: Literal["warning"] = "warning"
+    message: str
+
+
+class Error(_Event):
+    type: Literal["error"] = "error"
+    message: str
+    kind: ErrorKind = "internal"
+    turn_id: str | None = None
+
+
+class TurnComplete(_Event):
+    type: Literal["turn_complete"] = "turn_complete"
+    turn_id: str
+    kind: TurnKind = "regular"
+    status: Literal["completed", "aborted", "failed"] = "completed"
+    last_agent_message: str | None = None
+
+
+class ShutdownComplete(_Event):
+    type: Literal["shutdown_complete"] = "shutdown_complete"
+
+
+Event = Annotated[
+    SessionConfigured
+    | TurnStarted
+    | ItemStarted
+    | ItemCompleted
+    | AgentMessageDelta
+    | AgentMessage
+    | TokenCount
+    | CompactionProgress
+    | ContextCompacted
+    | CompactionUndone
+    | Background
+    | StreamError
+    | Warning
+    | Error
+    | TurnComplete
+    | ShutdownComplete,
+    Field(discriminator="type"),
+]

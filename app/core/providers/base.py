@@ -1,0 +1,118 @@
+"""What every model provider gives the core: a normalised stream of events, typed errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..items import Item
+
+ErrorCategory = Literal[
+    "auth",  # 401/403: never retried
+    "rate_limit",  # 429: retried, honours Retry-After
+    "server",  # 5xx: retried
+    "connection",  # refused / reset / timeout: retried
+    "stream",  # stream cut before response.completed: retried
+    "context_overflow",  # the input does not fit the model's window: never retried as is
+    "bad_request",  # other 4xx: not retried
+    "not_found",  # 404 (endpoint or model missing): not retried
+    "malformed",  # unparsable payload: retried
+]
+
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "connection", "stream", "malformed"})
+
+
+class ProviderError(Exception):
+    """A failed model request, classified. ``str()`` never contains the API key."""
+
+    def __init__(
+        self,
+        category: ErrorCategory,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.category: ErrorCategory = category
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.code = code
+
+    @property
+    def retryable(self) -> bool:
+        return self.category in RETRYABLE
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False  # True when the server reported none and the provider estimated
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    item_id: str
+    delta: str
+
+
+@dataclass(frozen=True)
+class OutputItemDone:
+    """One completed output item, as the dict to store in history (byte-faithful)."""
+
+    item: Item
+
+
+@dataclass(frozen=True)
+class Completed:
+    response_id: str
+    usage: Usage | None
+
+
+StreamEvent = TextDelta | OutputItemDone | Completed
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One sampling request, in Responses-API terms; chat providers translate it."""
+
+    model: str
+    instructions: str
+    input: list[Item]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    prompt_cache_key: str | None = None
+    reasoning_effort: str | None = None
+    include_encrypted_reasoning: bool = False
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """What ``/responses/compact`` returned: raw output items (JSON-faithful) and usage."""
+
+    output: list[Item]
+    usage: Usage | None
+
+
+class ModelProvider(Protocol):
+    """A model endpoint. ``stream`` raises ``ProviderError`` on failure, before or mid-stream."""
+
+    supports_remote_compaction: bool
+
+    def stream(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[StreamEvent]: ...
+
+    async def compact(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> CompactResult: ...
+
+    async def list_models(self) -> list[str]: ...
+
+    async def close(self) -> None: ...
