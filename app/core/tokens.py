@@ -1,0 +1,344 @@
+"""Token counting: a byte estimate everywhere, exact tiktoken counts once the encoding has loaded.
+
+The estimate (``ceil(utf-8 bytes / 4)``) is the rule the compaction algorithm is specified in, so
+budgets and truncation use it. ``TokenCounter`` is for the context gauge: it answers at once with
+the estimate and switches to exact counts when its encoding is ready; loading happens in a
+background thread and never holds up the caller (the UI thread included).
+
+The BPE file is read from a cache folder laid out as tiktoken lays it out (file name = sha1 of the
+file's URL), without touching ``os.environ``: tiktoken only takes its folder from the
+``TIKTOKEN_CACHE_DIR`` variable, so Coco reads the file itself and builds the ``Encoding`` from it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import math
+import os
+import threading
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import tiktoken
+
+from .config import default_cache_dir
+from .items import Item, item_text_for_count
+
+log = logging.getLogger(__name__)
+
+BYTES_PER_TOKEN = 4
+# Per-item framing (role, separators) the model also pays for; a small constant like Codex's.
+ITEM_OVERHEAD_TOKENS = 4
+DOWNLOAD_TIMEOUT_SECONDS = 30.0
+
+CounterState = Literal["loading", "ready", "unavailable"]
+
+
+def approx_tokens(text: str) -> int:
+    """Token estimate of ``text``: ``ceil(utf-8 bytes / 4)`` (spec section 3)."""
+    return math.ceil(_utf8_len(text) / BYTES_PER_TOKEN)
+
+
+def encoding_name_for_model(model: str) -> str:
+    """The tiktoken encoding a model uses: ``cl100k_base`` for the GPT-3.5/GPT-4 generation and
+    embeddings, ``o200k_base`` for everything newer or unknown."""
+    name = model.strip().lower().rsplit("/", 1)[-1]  # "openai/gpt-4" → "gpt-4"
+    name = name.removeprefix("ft:")
+    if name.startswith(("gpt-3.5", "gpt-35", "text-embedding-", "davinci-002", "babbage-002")):
+        return "cl100k_base"
+    if name == "gpt-4" or name.startswith("gpt-4-"):  # not gpt-4o, gpt-4.1, gpt-4.5
+        return "cl100k_base"
+    return "o200k_base"
+
+
+def truncate_middle(text: str, max_tokens: int) -> tuple[str, int]:
+    """Keep the head and tail of ``text`` within ``max_tokens`` (estimated), Codex's rule.
+
+    Returns ``(text, 0)`` when it fits. Otherwise the head and tail halves of ``max_tokens * 4``
+    bytes, cut on character boundaries, around a line ``…N tokens truncated…``, where N is the
+    estimated number of tokens removed; returns ``(new_text, N)``.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    total_tokens = math.ceil(len(data) / BYTES_PER_TOKEN)
+    if total_tokens <= max_tokens:
+        return text, 0
+    if max_tokens <= 0:
+        return _marker(total_tokens), total_tokens
+    budget = max_tokens * BYTES_PER_TOKEN
+    head_end = _char_start_at_or_before(data, budget // 2)
+    tail_start = _char_start_at_or_after(data, len(data) - (budget - budget // 2))
+    removed = math.ceil((tail_start - head_end) / BYTES_PER_TOKEN)
+    head = data[:head_end].decode("utf-8", "surrogatepass")
+    tail = data[tail_start:].decode("utf-8", "surrogatepass")
+    return f"{head}\n{_marker(removed)}\n{tail}", removed
+
+
+def _marker(removed_tokens: int) -> str:
+    return f"…{removed_tokens} tokens truncated…"
+
+
+def _utf8_len(text: str) -> int:
+    # surrogatepass: a lone surrogate (possible in model-sent JSON) must not make counting raise.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def _char_start_at_or_before(data: bytes, index: int) -> int:
+    while 0 < index < len(data) and _is_continuation(data[index]):
+        index -= 1
+    return index
+
+
+def _char_start_at_or_after(data: bytes, index: int) -> int:
+    while 0 < index < len(data) and _is_continuation(data[index]):
+        index += 1
+    return index
+
+
+# --- tiktoken encodings ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _EncodingSpec:
+    """What tiktoken_ext.openai_public defines for one encoding (a test checks they agree)."""
+
+    name: str
+    url: str
+    sha256: str
+    pat_str: str
+    special_tokens: dict[str, int]
+
+    @property
+    def cache_file_name(self) -> str:
+        # tiktoken's cache key (tiktoken/load.py: read_file_cached).
+        return hashlib.sha1(self.url.encode()).hexdigest()
+
+
+_ENCODING_SPECS: dict[str, _EncodingSpec] = {
+    "cl100k_base": _EncodingSpec(
+        name="cl100k_base",
+        url="https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=(
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++"""
+            r"""[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+    "o200k_base": _EncodingSpec(
+        name="o200k_base",
+        url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str=(
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+            r"""\p{N}{1,3}|"""
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*|"""
+            r"""\s*[\r\n]+|"""
+            r"""\s+(?!\S)|"""
+            r"""\s+"""
+        ),
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+}
+
+
+def tokenizer_cache_dir(cache_dir: Path | None = None) -> Path:
+    """Where BPE files are looked for: ``cache_dir``, else ``$TIKTOKEN_CACHE_DIR``, else the
+    app's cache folder."""
+    if cache_dir is not None:
+        return cache_dir
+    from_env = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if from_env:
+        return Path(from_env)
+    return default_cache_dir() / "tiktoken"
+
+
+def _read_cached_bpe(spec: _EncodingSpec, folder: Path) -> bytes | None:
+    path = folder / spec.cache_file_name
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != spec.sha256:
+        log.warning("tokenizer file %s does not match its checksum; ignoring it", path)
+        return None
+    return data
+
+
+def _download_bpe(spec: _EncodingSpec, folder: Path) -> bytes:
+    # Our own fetch (not tiktoken's) so it has a timeout and writes to our folder, not the env's.
+    with urllib.request.urlopen(spec.url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+        data: bytes = response.read()
+    if hashlib.sha256(data).hexdigest() != spec.sha256:
+        raise ValueError(f"downloaded {spec.name} file does not match its checksum")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"{spec.cache_file_name}.{uuid.uuid4().hex}.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(folder / spec.cache_file_name)
+    except OSError as exc:  # an unwritable cache still leaves us a usable encoding
+        log.info("could not cache tokenizer file in %s: %s", folder, exc)
+    return data
+
+
+def _parse_bpe(data: bytes) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _load_encoding(spec: _EncodingSpec, folder: Path, allow_download: bool) -> tiktoken.Encoding:
+    data = _read_cached_bpe(spec, folder)
+    if data is None:
+        if not allow_download:
+            raise FileNotFoundError(f"no {spec.name} tokenizer file in {folder}")
+        data = _download_bpe(spec, folder)
+    return tiktoken.Encoding(
+        spec.name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=_parse_bpe(data),
+        special_tokens=spec.special_tokens,
+    )
+
+
+class _Load:
+    """One background load; counters waiting for the same file share it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.encoding: tiktoken.Encoding | None = None
+
+
+_LoadKey = tuple[str, str, bool]
+
+
+class _SharedEncodings:
+    """Process-wide encodings, keyed by encoding name, and the loads in flight."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ready: dict[str, tiktoken.Encoding] = {}
+        self.loading: dict[_LoadKey, _Load] = {}
+
+    def get_or_start(
+        self, spec: _EncodingSpec, folder: Path, allow_download: bool
+    ) -> tiktoken.Encoding | _Load:
+        """The loaded encoding, or the (possibly just started) load that will produce it."""
+        key: _LoadKey = (spec.name, str(folder), allow_download)
+        with self.lock:
+            encoding = self.ready.get(spec.name)
+            if encoding is not None:
+                return encoding
+            load = self.loading.get(key)
+            if load is not None:
+                return load
+            load = self.loading[key] = _Load()
+        thread = threading.Thread(
+            target=self._run,
+            args=(key, load, spec, folder, allow_download),
+            name=f"tiktoken-load-{spec.name}",
+            daemon=True,  # a hung download must never keep the app from exiting
+        )
+        thread.start()
+        return load
+
+    def _run(
+        self, key: _LoadKey, load: _Load, spec: _EncodingSpec, folder: Path, allow_download: bool
+    ) -> None:
+        try:
+            encoding: tiktoken.Encoding | None = _load_encoding(spec, folder, allow_download)
+        except Exception as exc:  # noqa: BLE001 - any failure just means "estimate instead"
+            log.info("exact token counts unavailable (%s): %s", spec.name, exc)
+            encoding = None
+        with self.lock:
+            if encoding is not None:
+                self.ready.setdefault(spec.name, encoding)
+            # A failed load is forgotten so a later counter may retry (the file may appear).
+            self.loading.pop(key, None)
+            load.encoding = encoding
+        load.done.set()
+
+
+_SHARED = _SharedEncodings()
+
+
+class TokenCounter:
+    """Counts tokens for one model: estimates at once, exact counts once tiktoken is loaded.
+
+    The constructor never blocks: the encoding loads in a daemon thread (shared by every counter
+    in the process that needs the same encoding).
+    """
+
+    def __init__(
+        self, model: str, cache_dir: Path | None = None, allow_download: bool = True
+    ) -> None:
+        self.model = model
+        self.encoding_name = encoding_name_for_model(model)
+        spec = _ENCODING_SPECS[self.encoding_name]
+        self._shared = _SHARED
+        got = self._shared.get_or_start(spec, tokenizer_cache_dir(cache_dir), allow_download)
+        self._encoder: tiktoken.Encoding | None = None
+        self._load: _Load | None = None
+        if isinstance(got, _Load):
+            self._load = got
+        else:
+            self._encoder = got
+
+    def _current_encoder(self) -> tiktoken.Encoding | None:
+        if self._encoder is None and self._load is not None and self._load.done.is_set():
+            # A failed load still upgrades if another counter has since loaded the encoding.
+            self._encoder = self._load.encoding or self._shared.ready.get(self.encoding_name)
+        return self._encoder
+
+    @property
+    def exact(self) -> bool:
+        """True once counts come from the real tokenizer."""
+        return self._current_encoder() is not None
+
+    @property
+    def state(self) -> CounterState:
+        """``"loading"``, ``"ready"`` or ``"unavailable"`` (estimates only, for good)."""
+        if self._current_encoder() is not None:
+            return "ready"
+        if self._load is not None and not self._load.done.is_set():
+            return "loading"
+        return "unavailable"
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds for the load to settle; True if exact. Tests and
+        benchmarks only: the app never waits."""
+        if self._load is not None:
+            self._load.done.wait(timeout)
+        return self.exact
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``: exact if the encoder is loaded, else :func:`approx_tokens`."""
+        encoder = self._current_encoder()
+        if encoder is None:
+            return approx_tokens(text)
+        # encode_ordinary == encode(disallowed_special=()): special-token text counts as text.
+        return len(encoder.encode_ordinary(text))
+
+    def count_item(self, item: Item) -> int:
+        """Tokens an item costs in the context: its text plus a small per-item overhead."""
+        return self.count(item_text_for_count(item)) + ITEM_OVERHEAD_TOKENS
