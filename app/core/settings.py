@@ -1,0 +1,293 @@
+"""App settings: what the settings panel edits, stored as JSON, and the CoreConfig built from them.
+
+The API key is not a setting: it lives in :mod:`app.core.secrets`. Provider presets fill in
+the base URL, model and wire protocol the user left empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from .config import CoreConfig
+
+SETTINGS_FILE = "settings.json"
+BACKUP_SUFFIX = ".bak"
+
+Provider = Literal["demo", "openai", "ollama", "lmstudio", "custom"]
+WireApi = Literal["responses", "chat"]
+
+_PRESET_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "ollama": "http://localhost:11434/v1",
+    "lmstudio": "http://localhost:1234/v1",
+}
+_PRESET_MODELS: dict[str, str] = {"openai": "gpt-4.1", "demo": "coco-demo"}
+_PRESET_WIRE_APIS: dict[str, str] = {
+    "demo": "responses",
+    "openai": "responses",
+    "ollama": "chat",
+    "lmstudio": "chat",
+}
+_PROVIDER_NAMES: dict[str, str] = {
+    "demo": "the demo model",
+    "openai": "OpenAI",
+    "ollama": "Ollama",
+    "lmstudio": "LM Studio",
+    "custom": "the custom provider",
+}
+DEMO_MODEL = "coco-demo"
+DEMO_API_KEY = "demo"
+DEMO_CONTEXT_WINDOW = 16_000
+MAX_AUTO_COMPACT_PERCENT = 90
+MIN_AUTO_COMPACT_PERCENT = 10
+
+
+class AppSettings(BaseModel):
+    """Everything the settings panel edits, except the API key."""
+
+    # Unknown keys (from a newer version) are ignored rather than making the file invalid.
+    model_config = ConfigDict(validate_assignment=True, extra="ignore")
+
+    provider: Provider = "demo"
+    base_url: str = ""  # empty: the provider's preset
+    model: str = ""  # empty: the provider's preset
+    wire_api: WireApi = "responses"
+    context_window: int | None = None
+    instructions: str = ""
+    auto_compact: bool = True
+    auto_compact_percent: int = MAX_AUTO_COMPACT_PERCENT
+    remote_compaction: bool = False
+    remote_fallback_to_local: bool = True
+    compaction_model: str = ""
+    summary_style: Literal["handoff", "checkpoint"] = "handoff"
+    compact_prompt: str = ""  # empty: the default prompt
+    workspace: str = ""
+    notifications: bool = True
+    window_geometry: str = ""  # base64 of QWidget.saveGeometry(); opaque here
+    last_session_id: str = ""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url_or_empty(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("base URL must start with http:// or https://")
+        return value
+
+    @field_validator("model", "compaction_model")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+    @field_validator("context_window")
+    @classmethod
+    def _positive(cls, value: int | None) -> int | None:
+        if value is not None and value <= 0:
+            raise ValueError("must be a positive number of tokens")
+        return value
+
+    @field_validator("auto_compact_percent")
+    @classmethod
+    def _percent(cls, value: int) -> int:
+        # Spec section 5: a configured value above 90 % is clamped, not refused.
+        if value < MIN_AUTO_COMPACT_PERCENT:
+            raise ValueError(f"must be at least {MIN_AUTO_COMPACT_PERCENT} %")
+        return min(value, MAX_AUTO_COMPACT_PERCENT)
+
+
+def _describe_validation_error(error: ValidationError) -> str:
+    # Name fields and reasons only: pydantic's own text repeats the (possibly long) input.
+    parts = []
+    for detail in error.errors():
+        location = ".".join(str(part) for part in detail["loc"]) or "settings"
+        parts.append(f"{location}: {detail['msg']}")
+    return "; ".join(parts)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+class SettingsStore:
+    """Loads and saves :class:`AppSettings` as ``config_dir/settings.json``."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self.config_dir = config_dir
+        self.path = config_dir / SETTINGS_FILE
+        self.backup_path = config_dir / (SETTINGS_FILE + BACKUP_SUFFIX)
+
+    def load(self) -> tuple[AppSettings, list[str]]:
+        """The saved settings and any warnings.
+
+        A missing file gives the defaults silently. An unreadable or invalid file gives the
+        defaults, is kept as ``settings.json.bak`` and produces one warning.
+        """
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return AppSettings(), []
+        except OSError as exc:
+            return AppSettings(), [self._keep_bad_file(exc.strerror or type(exc).__name__)]
+        try:
+            data: Any = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            return AppSettings(), [self._keep_bad_file("not UTF-8 text")]
+        except json.JSONDecodeError as exc:
+            reason = f"invalid JSON at line {exc.lineno}, column {exc.colno}"
+            return AppSettings(), [self._keep_bad_file(reason)]
+        if not isinstance(data, dict):
+            return AppSettings(), [self._keep_bad_file("not a JSON object")]
+        try:
+            return AppSettings.model_validate(data), []
+        except ValidationError as exc:
+            return AppSettings(), [self._keep_bad_file(_describe_validation_error(exc))]
+
+    def _keep_bad_file(self, reason: str) -> str:
+        """Rename the bad file to .bak (never delete it) and word the warning."""
+        try:
+            os.replace(self.path, self.backup_path)
+        except OSError as exc:
+            return (
+                f"Settings file was unreadable ({reason}); using defaults. "
+                f"The old file could not be kept as {self.backup_path.name} "
+                f"({exc.strerror or type(exc).__name__}) and is still at {self.path.name}."
+            )
+        return (
+            f"Settings file was unreadable ({reason}); using defaults. "
+            f"The old file was kept as {self.backup_path.name}."
+        )
+
+    def save(self, settings: AppSettings) -> None:
+        """Write the settings atomically (a crash leaves the old file or the new, never half)."""
+        _atomic_write_text(self.path, settings.model_dump_json(indent=2) + "\n")
+
+
+def preset_base_url(provider: str) -> str:
+    """The provider's default base URL ("" for demo and custom, which have none)."""
+    return _PRESET_BASE_URLS.get(provider, "")
+
+
+def preset_model(provider: str) -> str:
+    """The provider's default model ("" where there is no sensible default)."""
+    return _PRESET_MODELS.get(provider, "")
+
+
+def preset_wire_api(provider: str, configured: str = "responses") -> str:
+    """Wire protocol for a provider: OpenAI and demo speak Responses, local servers Chat
+    Completions; a custom provider uses what the user ``configured``."""
+    return _PRESET_WIRE_APIS.get(provider, configured)
+
+
+def _env_value(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def _resolve_base_url(settings: AppSettings, env: Mapping[str, str]) -> str:
+    if settings.base_url:
+        return settings.base_url
+    if settings.provider in ("openai", "custom"):
+        from_env = _env_value(env, "OPENAI_BASE_URL")
+        if from_env:
+            return from_env
+    return preset_base_url(settings.provider)
+
+
+def _resolve_api_key(api_key: str, env: Mapping[str, str]) -> str:
+    return api_key.strip() or _env_value(env, "OPENAI_API_KEY")
+
+
+def build_core_config(
+    settings: AppSettings,
+    *,
+    api_key: str,
+    data_dir: Path,
+    env: Mapping[str, str] | None = None,
+    demo_url: str | None = None,
+) -> CoreConfig:
+    """The :class:`CoreConfig` a session runs with, presets and environment applied.
+
+    ``env`` defaults to ``os.environ``: ``OPENAI_API_KEY`` stands in for an empty key, and
+    ``OPENAI_BASE_URL`` for an empty base URL of the openai/custom providers. Raises
+    ``ValueError`` with a user-facing message when a base URL or model is missing; the message
+    never contains the key.
+    """
+    env = os.environ if env is None else env
+    fields: dict[str, Any] = {
+        "auto_compact": settings.auto_compact,
+        "remote_compaction": settings.remote_compaction,
+        "remote_fallback_to_local": settings.remote_fallback_to_local,
+        "summary_style": settings.summary_style,
+        "compaction_model": settings.compaction_model or None,
+        "compact_prompt": settings.compact_prompt or None,
+        "workspace": Path(settings.workspace) if settings.workspace.strip() else None,
+        "data_dir": data_dir,
+    }
+    if settings.instructions.strip():
+        fields["instructions"] = settings.instructions
+    context_window = settings.context_window
+    if settings.provider == "demo":
+        if not demo_url:
+            raise ValueError("The demo model is not running (no demo server address).")
+        fields.update(
+            base_url=demo_url, model=DEMO_MODEL, api_key=DEMO_API_KEY, wire_api="responses"
+        )
+        if context_window is None:
+            context_window = DEMO_CONTEXT_WINDOW
+    else:
+        name = _PROVIDER_NAMES[settings.provider]
+        base_url = _resolve_base_url(settings, env)
+        if not base_url:
+            raise ValueError(f"No base URL is set for {name}; enter one in Settings.")
+        model = settings.model or preset_model(settings.provider)
+        if not model:
+            raise ValueError(f"No model is chosen for {name}; enter one in Settings.")
+        fields.update(
+            base_url=base_url,
+            model=model,
+            api_key=_resolve_api_key(api_key, env),
+            wire_api=preset_wire_api(settings.provider, settings.wire_api),
+        )
+    fields["context_window"] = context_window
+    fields["auto_compact_token_limit"] = (
+        context_window * settings.auto_compact_percent // 100 if context_window else None
+    )
+    try:
+        return CoreConfig(**fields)
+    except ValidationError as exc:
+        # Re-word without pydantic's input echo, which would include the key for api_key.
+        raise ValueError(f"Invalid settings: {_describe_validation_error(exc)}") from None
+
+
+def is_configured(
+    settings: AppSettings, api_key: str, env: Mapping[str, str] | None = None
+) -> bool:
+    """Whether a real provider can be used; ``False`` means the app should start the demo.
+
+    OpenAI needs a key (saved or ``OPENAI_API_KEY``); every real provider needs a base URL and
+    a model, from the settings, the presets or the environment. Local servers need no key.
+    """
+    env = os.environ if env is None else env
+    if settings.provider == "demo":
+        return False
+    if not _resolve_base_url(settings, env):
+        return False
+    if not (settings.model or preset_model(settings.provider)):
+        return False
+    return settings.provider != "openai" or bool(_resolve_api_key(api_key, env))
