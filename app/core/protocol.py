@@ -207,7 +207,7 @@ class StreamError(_Event):
     details: str = ""
 
 
-class Warning(_Event):  # noqa: A001 - the protocol's name for it
+class Warning(_Event):
     type: Literal["warning"] = "warning"
     message: str
 

@@ -1,0 +1,1 @@
+"""Conversation compaction: local summarisation, the remote endpoint, and the auto policy."""

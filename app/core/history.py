@@ -1,0 +1,139 @@
+"""The model's view of the conversation and the usage accounting that drives auto-compaction.
+
+Usage follows Codex (spec section 5): the ``total_tokens`` of the last completed response plus an
+estimate of every item appended since. Each item's estimate is computed once, when it is added,
+so appending never re-counts the history.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from .items import Item
+from .tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class HistorySnapshot:
+    """Everything needed to put the history back exactly as it was (undo of a compaction)."""
+
+    items: tuple[Item, ...]
+    item_tokens: tuple[int, ...]
+    api_total: int | None
+    mark: int
+    version: int
+
+
+class ContextHistory:
+    """Items sent as ``input`` on the next request, with incremental token accounting."""
+
+    def __init__(self, counter: TokenCounter, instructions: str = "") -> None:
+        self._counter = counter
+        self._items: list[Item] = []
+        self._item_tokens: list[int] = []
+        self._sum = 0  # estimate of all items
+        self._instructions_tokens = counter.count(instructions) if instructions else 0
+        # Last API-reported total and how many items the history had when it was reported.
+        self._api_total: int | None = None
+        self._mark = 0
+        self._since_mark = 0  # estimate of items appended after the mark
+        self.version = 0  # bumps on every change; "never compact twice on the same history"
+
+    # ------------------------------------------------------------------ reading
+
+    def items(self) -> list[Item]:
+        """A deep copy, so callers can never mutate the history."""
+        return copy.deepcopy(self._items)
+
+    def raw_items(self) -> list[Item]:
+        """The live list, for read-only use inside the core (no copy)."""
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def item_tokens(self) -> list[int]:
+        return list(self._item_tokens)
+
+    def estimate(self) -> int:
+        """Local estimate of the whole next request (items + instructions)."""
+        return self._sum + self._instructions_tokens
+
+    def usage(self) -> int:
+        """What the next request will hold, as far as the core knows (spec section 5)."""
+        if self._api_total is None:
+            return self.estimate()
+        return self._api_total + self._since_mark
+
+    @property
+    def usage_is_estimate(self) -> bool:
+        return self._api_total is None or self._since_mark > 0
+
+    @property
+    def api_total(self) -> int | None:
+        return self._api_total
+
+    @property
+    def mark(self) -> int:
+        return self._mark
+
+    # ------------------------------------------------------------------ changing
+
+    def set_instructions(self, instructions: str) -> None:
+        self._instructions_tokens = self._counter.count(instructions) if instructions else 0
+
+    def append(self, item: Item) -> int:
+        """Append one item; returns its token estimate. O(size of the item)."""
+        tokens = self._counter.count_item(item)
+        self._items.append(item)
+        self._item_tokens.append(tokens)
+        self._sum += tokens
+        self._since_mark += tokens
+        self.version += 1
+        return tokens
+
+    def replace(self, items: list[Item]) -> None:
+        """Replace the whole history (compaction); usage becomes a local estimate."""
+        self._items = list(items)
+        self._item_tokens = [self._counter.count_item(item) for item in self._items]
+        self._sum = sum(self._item_tokens)
+        self._api_total = None
+        self._mark = len(self._items)
+        self._since_mark = 0
+        self.version += 1
+
+    def record_api_usage(self, total_tokens: int) -> None:
+        """A response completed: its total covers everything up to the current end."""
+        self._api_total = total_tokens
+        self._mark = len(self._items)
+        self._since_mark = 0
+
+    def set_usage(self, api_total: int | None, mark: int) -> None:
+        """Restore accounting from a persisted token count (resume)."""
+        mark = max(0, min(mark, len(self._items)))
+        self._api_total = api_total
+        self._mark = mark
+        self._since_mark = sum(self._item_tokens[mark:]) if api_total is not None else 0
+
+    def mark_full(self, context_window: int) -> None:
+        """After a context-window error the usage is the full window (spec section 5)."""
+        self.record_api_usage(context_window)
+
+    def snapshot(self) -> HistorySnapshot:
+        return HistorySnapshot(
+            items=tuple(self._items),  # items are never mutated in place
+            item_tokens=tuple(self._item_tokens),
+            api_total=self._api_total,
+            mark=self._mark,
+            version=self.version,
+        )
+
+    def restore(self, snap: HistorySnapshot) -> None:
+        self._items = list(snap.items)
+        self._item_tokens = list(snap.item_tokens)
+        self._sum = sum(self._item_tokens)
+        self._api_total = snap.api_total
+        self._mark = snap.mark
+        self._since_mark = sum(self._item_tokens[snap.mark :]) if snap.api_total is not None else 0
+        self.version += 1

@@ -1,0 +1,89 @@
+"""One model request, streamed, with Codex's retry policy (spec section 3 constants)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .items import Item
+from .providers.base import (
+    Completed,
+    ModelProvider,
+    ModelRequest,
+    OutputItemDone,
+    ProviderError,
+    TextDelta,
+    Usage,
+)
+
+
+@dataclass
+class StreamAttempt:
+    """What the current attempt has produced so far; read on cancel to keep partial text."""
+
+    items: list[Item] = field(default_factory=list)
+    partial_text: dict[str, str] = field(default_factory=dict)
+    usage: Usage | None = None
+    response_id: str = ""
+    completed: bool = False
+
+
+def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
+    """base × 2^(attempt-1) × jitter in [0.9, 1.1); a server's Retry-After wins when given."""
+    if retry_after is not None and retry_after >= 0:
+        return float(retry_after)
+    return base * 2.0 ** (attempt - 1) * random.uniform(0.9, 1.1)
+
+
+RetryNotice = Callable[[int, int, ProviderError], None]
+
+
+async def sample(
+    provider: ModelProvider,
+    request: ModelRequest,
+    *,
+    max_retries: int,
+    base_delay: float,
+    on_retry: RetryNotice,
+    on_delta: Callable[[str, str], None] | None = None,
+    attempt_sink: Callable[[StreamAttempt], None] | None = None,
+    extra_headers: dict[str, str] | None = None,
+) -> StreamAttempt:
+    """Stream ``request``; retryable failures are retried up to ``max_retries`` times, each
+    announced through ``on_retry(n, max, error)`` before the backoff. Raises the last
+    ``ProviderError`` (non-retryable ones at once)."""
+    failures = 0
+    while True:
+        attempt = StreamAttempt()
+        if attempt_sink is not None:
+            attempt_sink(attempt)
+        try:
+            async for event in provider.stream(request, extra_headers=extra_headers):
+                if isinstance(event, TextDelta):
+                    attempt.partial_text[event.item_id] = (
+                        attempt.partial_text.get(event.item_id, "") + event.delta
+                    )
+                    if on_delta is not None:
+                        on_delta(event.item_id, event.delta)
+                elif isinstance(event, OutputItemDone):
+                    attempt.items.append(event.item)
+                    item_id = event.item.get("id")
+                    if isinstance(item_id, str):
+                        attempt.partial_text.pop(item_id, None)
+                elif isinstance(event, Completed):
+                    attempt.usage = event.usage
+                    attempt.response_id = event.response_id
+                    attempt.completed = True
+            if not attempt.completed:
+                raise ProviderError("stream", "stream closed before response.completed")
+            return attempt
+        except ProviderError as error:
+            if not error.retryable:
+                raise
+            failures += 1
+            if failures > max_retries:
+                raise
+            on_retry(failures, max_retries, error)
+            await asyncio.sleep(backoff_delay(failures, base_delay, error.retry_after))

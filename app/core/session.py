@@ -1,0 +1,1115 @@
+"""A conversation: the submission loop, turns, compaction tasks, persistence and resume.
+
+Ops arrive through ``submit``; one task (a turn or a compaction) runs at a time; events go out
+through ``events()`` in order. The rollout on disk is append-only and is the source of truth
+for resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from . import protocol as p
+from .compaction.engine import ContextTooLarge, compact_remotely, summarise_locally
+from .compaction.policy import auto_compact_limit, context_window
+from .compaction.prompts import build_prompt, summary_text
+from .compaction.rebuild import build_compacted_history, filter_remote_output
+from .config import CoreConfig
+from .history import ContextHistory, HistorySnapshot
+from .items import (
+    ENVIRONMENT_CONTEXT_OPEN,
+    Item,
+    assistant_message,
+    function_call_output,
+    is_injected_context,
+    is_message,
+    item_type,
+    message_text,
+    new_id,
+    user_message,
+)
+from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
+from .providers.factory import make_provider
+from .rollout import RolloutWriter, read_rollout, repair_tail, rollout_path
+from .sampling import StreamAttempt, sample
+from .session_index import SessionIndex, SessionInfo
+from .tokens import TokenCounter
+from .tools import WorkspaceTools
+from .transcript import Transcript
+
+MAX_TOOL_ROUNDS = 64
+TITLE_LENGTH = 80
+
+LOCAL_COMPACTION_WARNING = (
+    "Heads up: long conversations and repeated compactions make the model less accurate. "
+    "Start a new conversation when you can."
+)
+OVERFLOW_RECOVERY_FAILED = (
+    "The conversation still does not fit the model's context window after compacting "
+    "(recovery failed after one compact-and-retry). Start a new conversation or shorten "
+    "your last message."
+)
+OVERFLOW_AUTO_OFF = (
+    "The conversation ran out of room in the model's context window and automatic compaction "
+    "is off. Compact it (/compact), turn automatic compaction on, or start a new conversation."
+)
+
+# Base URLs whose server answered 404 to /responses/compact: later compactions go local.
+_NO_REMOTE_COMPACT: set[str] = set()
+
+_END = object()
+
+
+class TurnFailed(Exception):
+    """A turn ended with an error that was already reported as an event."""
+
+
+class Session:
+    """One conversation with a model. Create with ``await Session.open(config)``."""
+
+    def __init__(self, config: CoreConfig, session_id: str) -> None:
+        self.id = session_id
+        self._config = config
+        self._counter = TokenCounter(
+            config.model, config.tokenizer_cache_dir, allow_download=config.tokenizer_download
+        )
+        self._history = ContextHistory(self._counter, config.instructions)
+        self._transcript = Transcript()
+        self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        self._provider: ModelProvider | None = None
+        self._events: asyncio.Queue[Any] = asyncio.Queue()
+        self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
+        self._pending_turns: deque[p.UserTurn] = deque()
+        self._active: asyncio.Task[None] | None = None
+        self._active_kind: Literal["regular", "compact"] | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._writer: RolloutWriter | None = None
+        self._path = rollout_path(config.sessions_dir, session_id)
+        self._created_at = _now()
+        self._title: str | None = None
+        self._closed = False
+        # Undo of the last compaction: the snapshot, until a turn starts.
+        self._undo: tuple[str, HistorySnapshot] | None = None
+        self._undo_refusal = "Nothing to undo: no compaction has happened in this conversation."
+        # "Never compact twice on the same history": history version right after a compaction.
+        self._compacted_version: int | None = None
+        self._last_turn_model: str | None = None
+        self._last_usage = Usage()
+        self._usage_estimated_by_provider = False
+        self._last_token_event: p.TokenCount | None = None
+
+    # ================================================================ public API
+
+    @classmethod
+    async def open(cls, config: CoreConfig, session_id: str | None = None) -> Session:
+        """A new session, or the one with ``session_id`` resumed from its rollout."""
+        if session_id is None:
+            session = cls(config, str(uuid.uuid4()))
+            session._emit(p.SessionConfigured(session_id=session.id, model=config.model))
+        else:
+            session = cls(config, session_id)
+            await asyncio.to_thread(session._resume)
+        session._emit(session._token_event())
+        session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
+        return session
+
+    @property
+    def config(self) -> CoreConfig:
+        return self._config
+
+    @property
+    def rollout_path(self) -> Path:
+        return self._path
+
+    async def submit(self, op: p.Op) -> str:
+        """Queue an op; returns its submission id. Answers come as events."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        await self._ops.put(op)
+        return uuid.uuid4().hex
+
+    async def events(self) -> AsyncIterator[p.Event]:
+        """Every event, in order, until shutdown. Meant for one consumer."""
+        while True:
+            event = await self._events.get()
+            if event is _END:
+                self._events.put_nowait(_END)
+                return
+            yield event
+
+    def history(self) -> list[Item]:
+        """The model view: exactly what the next request's ``input`` starts with."""
+        return self._history.items()
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The full record, compaction markers included (see ``Transcript``)."""
+        return self._transcript.entries()
+
+    def token_usage(self) -> p.TokenCount:
+        return self._last_token_event or self._token_event()
+
+    @property
+    def busy(self) -> bool:
+        return self._active is not None and not self._active.done()
+
+    async def close(self) -> None:
+        """Stop whatever runs, flush the rollout and end the event stream."""
+        if self._closed:
+            return
+        await self.submit(p.Shutdown())
+        if self._loop_task is not None:
+            await asyncio.shield(self._loop_task)
+
+    # ================================================================ submission loop
+
+    async def _submission_loop(self) -> None:
+        while True:
+            op = await self._ops.get()
+            try:
+                if isinstance(op, p.Shutdown):
+                    await self._shutdown()
+                    return
+                await self._handle(op)
+            except Exception as exc:  # noqa: BLE001 - a bug must not kill the loop
+                self._emit(p.Error(message=f"Internal error: {exc}", kind="internal"))
+
+    async def _handle(self, op: p.Op) -> None:
+        if isinstance(op, p.UserTurn):
+            if not op.text.strip():
+                self._emit(p.Error(message="Type a message first.", kind="invalid_op"))
+            elif self.busy:
+                self._pending_turns.append(op)
+            else:
+                self._start(self._run_user_turn(op), "regular")
+        elif isinstance(op, p.Compact):
+            if self.busy and self._active_kind == "compact":
+                self._emit(p.Error(message="A compaction is already running.", kind="invalid_op"))
+                return
+            if self.busy:
+                await self._abort_active()
+            self._start(self._run_manual_compaction(op.focus), "compact")
+        elif isinstance(op, p.Interrupt):
+            self._pending_turns.clear()
+            if self.busy:
+                await self._abort_active()
+        elif isinstance(op, p.UndoCompaction):
+            if self.busy:
+                self._emit(
+                    p.Error(
+                        message="Wait for the current turn to finish before undoing.",
+                        kind="invalid_op",
+                    )
+                )
+            else:
+                self._undo_compaction()
+        elif isinstance(op, p.UpdateConfig):
+            self._apply_config(op.config)
+
+    def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
+        self._active_kind = kind
+        self._active = asyncio.get_running_loop().create_task(coro)
+        self._active.add_done_callback(self._on_task_done)
+
+    def _on_task_done(self, task: asyncio.Task[None]) -> None:
+        if task is not self._active:
+            return
+        self._active = None
+        self._active_kind = None
+        if self._pending_turns and not self._closed:
+            self._start(self._run_user_turn(self._pending_turns.popleft()), "regular")
+
+    async def _abort_active(self) -> None:
+        task = self._active
+        if task is None:
+            return
+        self._active = None  # the done callback must not start queued turns
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        self._active_kind = None
+
+    async def _shutdown(self) -> None:
+        self._closed = True
+        self._pending_turns.clear()
+        await self._abort_active()
+        if self._provider is not None:
+            await self._provider.close()
+        if self._writer is not None:
+            self._writer.sync()
+            self._writer.close()
+        self._emit(p.ShutdownComplete())
+        self._events.put_nowait(_END)
+
+    # ================================================================ config
+
+    def _apply_config(self, config: CoreConfig) -> None:
+        old = self._config
+        self._config = config
+        if (old.base_url, old.api_key, old.wire_api) != (
+            config.base_url,
+            config.api_key,
+            config.wire_api,
+        ) and self._provider is not None:
+            stale = self._provider
+            self._provider = None
+            asyncio.get_running_loop().create_task(stale.close())
+        if old.workspace != config.workspace or old.tool_output_budget != config.tool_output_budget:
+            self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        if old.instructions != config.instructions:
+            self._history.set_instructions(config.instructions)
+        self._emit(self._token_event())
+
+    def _get_provider(self) -> ModelProvider:
+        if self._provider is None:
+            self._provider = make_provider(self._config)
+        return self._provider
+
+    # ================================================================ events & persistence
+
+    def _emit(self, event: Any) -> None:
+        if isinstance(event, p.TokenCount):
+            self._last_token_event = event
+        self._events.put_nowait(event)
+
+    def _record(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._writer is None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self._path.exists()
+            self._writer = RolloutWriter(self._path)
+            if fresh:
+                self._writer.append("session_meta", self._meta())
+        self._writer.append(kind, payload)
+
+    def _meta(self) -> dict[str, Any]:
+        from .. import __version__
+
+        return {
+            "id": self.id,
+            "created_at": self._created_at,
+            "model": self._config.model,
+            "base_url": self._config.base_url,  # never the key
+            "wire_api": self._config.wire_api,
+            "workspace": str(self._config.workspace) if self._config.workspace else None,
+            "coco_version": __version__,
+        }
+
+    def _append_item(self, item: Item, turn_id: str, *, interrupted: bool = False) -> None:
+        """Add an item to history, transcript and rollout."""
+        self._history.append(item)
+        self._transcript.add_item(item, turn_id, interrupted=interrupted)
+        payload: dict[str, Any] = {"item": item, "turn_id": turn_id}
+        if interrupted:
+            payload["interrupted"] = True
+        self._record("response_item", payload)
+
+    def _note(self, kind: Literal["error", "warning", "background"], message: str) -> None:
+        """An error/warning/background line worth showing again after resume."""
+        self._transcript.add_note(kind, message)
+        self._record("event", {"kind": kind, "message": message})
+
+    def _error(self, message: str, kind: p.ErrorKind, turn_id: str | None = None) -> None:
+        self._note("error", message)
+        self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
+
+    def _window(self, model: str | None = None) -> int | None:
+        return context_window(self._config, model)
+
+    def _limit(self, model: str | None = None) -> int | None:
+        return auto_compact_limit(self._config, model)
+
+    def _token_event(self) -> p.TokenCount:
+        estimate = self._history.usage_is_estimate
+        approximate = (estimate and not self._counter.exact) or self._usage_estimated_by_provider
+        return p.TokenCount(
+            total=self._history.usage(),
+            input=self._last_usage.input_tokens,
+            output=self._last_usage.output_tokens,
+            cached=self._last_usage.cached_tokens,
+            reasoning=self._last_usage.reasoning_tokens,
+            context_window=self._window(),
+            auto_compact_limit=self._limit() if self._config.auto_compact else None,
+            approximate=approximate,
+            source="estimate" if estimate else "api",
+        )
+
+    def _emit_usage(self) -> None:
+        event = self._token_event()
+        self._emit(event)
+        self._record(
+            "event",
+            {
+                "kind": "token_count",
+                "api_total": self._history.api_total,
+                "mark": self._history.mark,
+                "usage_estimated": self._usage_estimated_by_provider,
+                **event.model_dump(exclude={"type"}),
+            },
+        )
+
+    def _update_index(self) -> None:
+        if self._writer is None:
+            return
+        title = self._title or _title_from(self._transcript.entries())
+        messages = sum(
+            1
+            for e in self._transcript.entries()
+            if e["kind"] == "item" and is_message(e["item"]) and not is_injected_context(e["item"])
+        )
+        try:
+            index = SessionIndex(self._config.sessions_dir)
+            existing = index.get(self.id)
+            index.upsert(
+                SessionInfo(
+                    id=self.id,
+                    title=existing.title
+                    if existing and existing.title != "New conversation"
+                    else title,
+                    created_at=existing.created_at if existing else self._created_at,
+                    updated_at=_now(),
+                    tokens=self._history.usage(),
+                    message_count=messages,
+                )
+            )
+        except OSError as exc:
+            self._emit(p.Warning(message=f"Could not update the session list: {exc}"))
+
+    # ================================================================ resume
+
+    def _resume(self) -> None:
+        if not self._path.exists():
+            raise FileNotFoundError(f"No saved conversation with id {self.id}")
+        records, warnings = read_rollout(self._path)
+        self._replay(records)
+        repair_tail(self._path)
+        self._writer = RolloutWriter(self._path)
+        self._emit(
+            p.SessionConfigured(
+                session_id=self.id,
+                model=self._config.model,
+                resumed=True,
+                rollout_path=str(self._path),
+            )
+        )
+        for warning in warnings:
+            self._emit(p.Warning(message=warning))
+
+    def _replay(self, records: list[Any]) -> None:
+        """Rebuild history and transcript from the rollout, in order (spec section 6)."""
+        for record in records:
+            payload = record.payload
+            kind = record.type
+            if kind == "session_meta":
+                self._created_at = payload.get("created_at", self._created_at)
+            elif kind == "session_title":
+                self._title = payload.get("title") or None
+            elif kind == "response_item" and isinstance(payload.get("item"), dict):
+                self._history.append(payload["item"])
+                self._transcript.add_item(
+                    payload["item"],
+                    str(payload.get("turn_id", "")),
+                    interrupted=bool(payload.get("interrupted")),
+                )
+            elif kind == "turn_context":
+                self._undo = None
+                self._undo_refusal = _UNDO_AFTER_TURN
+                self._last_turn_model = payload.get("model")
+            elif kind == "compacted":
+                snapshot = self._history.snapshot()
+                replacement = payload.get("replacement_history")
+                if isinstance(replacement, list):
+                    self._history.replace(replacement)
+                else:  # an older record: rebuild from the summary text (spec section 6)
+                    summary = str(payload.get("message", ""))
+                    rebuilt = build_compacted_history(self._history.raw_items(), summary)
+                    self._history.replace(rebuilt.items)
+                self._compacted_version = self._history.version
+                item_id = str(payload.get("item_id", ""))
+                self._undo = (item_id, snapshot) if payload.get("undoable", True) else None
+                self._transcript.add_compaction(_marker_from(payload))
+            elif kind == "compaction_undone":
+                if self._undo is not None:
+                    self._history.restore(self._undo[1])
+                    self._transcript.mark_undone(self._undo[0])
+                    self._undo = None
+                    self._compacted_version = None
+                    self._undo_refusal = _UNDO_ALREADY
+            elif kind == "event":
+                event_kind = payload.get("kind")
+                if event_kind == "token_count":
+                    api_total = payload.get("api_total")
+                    self._history.set_usage(
+                        api_total if isinstance(api_total, int) else None,
+                        int(payload.get("mark", len(self._history))),
+                    )
+                    self._usage_estimated_by_provider = bool(payload.get("usage_estimated"))
+                    self._last_usage = Usage(
+                        input_tokens=int(payload.get("input", 0)),
+                        output_tokens=int(payload.get("output", 0)),
+                        cached_tokens=int(payload.get("cached", 0)),
+                        reasoning_tokens=int(payload.get("reasoning", 0)),
+                    )
+                elif event_kind in ("error", "warning", "background"):
+                    self._transcript.add_note(event_kind, str(payload.get("message", "")))
+
+    # ================================================================ turns
+
+    async def _run_user_turn(self, op: p.UserTurn) -> None:
+        turn_id = new_id("turn")
+        self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
+        status: Literal["completed", "aborted", "failed"] = "completed"
+        last_message: str | None = None
+        attempt_box: list[StreamAttempt] = []
+        try:
+            self._undo = None
+            self._undo_refusal = _UNDO_AFTER_TURN
+            previous_model = self._last_turn_model
+            self._last_turn_model = self._config.model
+            self._record(
+                "turn_context",
+                {
+                    "turn_id": turn_id,
+                    "model": self._config.model,
+                    "context_window": self._window(),
+                    "auto_compact_limit": self._limit(),
+                },
+            )
+            await self._maybe_compact_before_turn(turn_id, previous_model)
+            self._ensure_initial_context(turn_id)
+            user_item = user_message(op.text)
+            self._append_item(user_item, turn_id)
+            item = p.TurnItem(id=new_id("user"), kind="user_message", data={"text": op.text})
+            self._emit(p.ItemStarted(turn_id=turn_id, item=item))
+            self._emit(p.ItemCompleted(turn_id=turn_id, item=item))
+            last_message = await self._sampling_loop(turn_id, attempt_box)
+        except asyncio.CancelledError:
+            status = "aborted"
+            self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
+        except TurnFailed:
+            status = "failed"
+        except Exception as exc:  # noqa: BLE001 - never leave a turn without turn_complete
+            status = "failed"
+            self._error(f"Internal error: {exc}", "internal", turn_id)
+        finally:
+            self._finish_turn()
+        self._emit(
+            p.TurnComplete(
+                turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
+            )
+        )
+
+    def _finish_turn(self) -> None:
+        if self._writer is not None:
+            self._writer.sync()
+        self._update_index()
+
+    def _ensure_initial_context(self, turn_id: str) -> None:
+        """Inject the environment block when the history lacks it (new session, or after a
+        compaction that dropped it: it is re-injected before the next user message)."""
+        if not self._tools.enabled:
+            return
+        if any(
+            is_message(item, "user") and message_text(item).startswith(ENVIRONMENT_CONTEXT_OPEN)
+            for item in self._history.raw_items()
+        ):
+            return
+        self._append_item(user_message(self._tools.environment_context()), turn_id)
+
+    def _initial_context(self) -> list[Item]:
+        if not self._tools.enabled:
+            return []
+        return [user_message(self._tools.environment_context())]
+
+    def _build_request(self, *, tools: bool = True) -> ModelRequest:
+        config = self._config
+        return ModelRequest(
+            model=config.model,
+            instructions=config.instructions,
+            input=self._history.items(),
+            tools=self._tools.specs() if tools else [],
+            prompt_cache_key=self.id,
+            reasoning_effort=config.reasoning_effort,
+            include_encrypted_reasoning=config.is_reasoning_model,
+        )
+
+    async def _sampling_loop(self, turn_id: str, attempt_box: list[StreamAttempt]) -> str | None:
+        """Sample until the model answers without tool calls (spec: the tool loop)."""
+        overflow_retried = False
+        last_message: str | None = None
+        started: set[str] = set()
+
+        def on_delta(item_id: str, delta: str) -> None:
+            if item_id not in started:
+                started.add(item_id)
+                self._emit(
+                    p.ItemStarted(
+                        turn_id=turn_id, item=p.TurnItem(id=item_id, kind="agent_message")
+                    )
+                )
+            self._emit(p.AgentMessageDelta(turn_id=turn_id, item_id=item_id, delta=delta))
+
+        for _ in range(MAX_TOOL_ROUNDS):
+            try:
+                attempt = await sample(
+                    self._get_provider(),
+                    self._build_request(),
+                    max_retries=self._config.max_retries,
+                    base_delay=self._config.retry_base_delay,
+                    on_retry=self._retry_notice(turn_id),
+                    on_delta=on_delta,
+                    attempt_sink=attempt_box.append,
+                )
+            except ProviderError as error:
+                if error.category != "context_overflow":
+                    self._error(_describe(error), _error_kind(error), turn_id)
+                    raise TurnFailed from error
+                window = self._window()
+                if window is not None:
+                    self._history.mark_full(window)
+                    self._emit_usage()
+                if not self._config.auto_compact:
+                    self._error(OVERFLOW_AUTO_OFF, "context_overflow", turn_id)
+                    raise TurnFailed from error
+                if overflow_retried:
+                    self._error(OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id)
+                    raise TurnFailed from error
+                overflow_retried = True
+                if not await self._compact(turn_id, "overflow", mid_turn=True, force=True):
+                    raise TurnFailed from error
+                continue
+            attempt_box.clear()
+            calls = self._record_outputs(turn_id, attempt, started)
+            text = _last_text(attempt.items)
+            if text is not None:
+                last_message = text
+            if not calls:
+                return last_message
+            for call in calls:
+                await self._run_tool(turn_id, call)
+            limit = self._limit()
+            if (
+                self._config.auto_compact
+                and limit is not None
+                and self._history.usage() >= limit
+                and self._history.version != self._compacted_version
+            ):
+                await self._compact(turn_id, "auto", mid_turn=True)
+        self._error(
+            f"Stopped after {MAX_TOOL_ROUNDS} tool rounds without a final answer.", "tool", turn_id
+        )
+        raise TurnFailed
+
+    def _record_outputs(
+        self, turn_id: str, attempt: StreamAttempt, started: set[str]
+    ) -> list[Item]:
+        calls: list[Item] = []
+        for item in attempt.items:
+            self._append_item(item, turn_id)
+            kind = item_type(item)
+            item_id = str(item.get("id") or new_id("item"))
+            if kind == "message" and item.get("role") == "assistant":
+                text = message_text(item)
+                if item_id not in started:
+                    self._emit(
+                        p.ItemStarted(
+                            turn_id=turn_id, item=p.TurnItem(id=item_id, kind="agent_message")
+                        )
+                    )
+                self._emit(
+                    p.ItemCompleted(
+                        turn_id=turn_id,
+                        item=p.TurnItem(id=item_id, kind="agent_message", data={"text": text}),
+                    )
+                )
+                self._emit(p.AgentMessage(turn_id=turn_id, item_id=item_id, text=text))
+            elif kind == "function_call":
+                calls.append(item)
+                self._emit(
+                    p.ItemCompleted(
+                        turn_id=turn_id,
+                        item=p.TurnItem(
+                            id=item_id,
+                            kind="function_call",
+                            data={
+                                "name": item.get("name", ""),
+                                "arguments": item.get("arguments", ""),
+                                "call_id": item.get("call_id", ""),
+                            },
+                        ),
+                    )
+                )
+            elif kind == "reasoning":
+                summary = " ".join(
+                    str(part.get("text", ""))
+                    for part in item.get("summary") or []
+                    if isinstance(part, dict)
+                )
+                self._emit(
+                    p.ItemCompleted(
+                        turn_id=turn_id,
+                        item=p.TurnItem(id=item_id, kind="reasoning", data={"summary": summary}),
+                    )
+                )
+        usage = attempt.usage
+        if usage is not None:
+            self._last_usage = usage
+            self._usage_estimated_by_provider = usage.estimated
+            self._history.record_api_usage(usage.total_tokens)
+        self._emit_usage()
+        return calls
+
+    async def _run_tool(self, turn_id: str, call: Item) -> None:
+        call_id = str(call.get("call_id", ""))
+        display = p.TurnItem(
+            id=f"out_{call_id}",
+            kind="function_call_output",
+            data={"call_id": call_id, "name": call.get("name", "")},
+        )
+        self._emit(p.ItemStarted(turn_id=turn_id, item=display))
+        result = await self._tools.call(str(call.get("name", "")), str(call.get("arguments", "")))
+        self._append_item(function_call_output(call_id, result.output), turn_id)
+        self._emit(
+            p.ItemCompleted(
+                turn_id=turn_id,
+                item=display.model_copy(
+                    update={"data": {**display.data, "output": result.output, "ok": result.ok}}
+                ),
+            )
+        )
+
+    def _retry_notice(self, turn_id: str) -> Any:
+        def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
+            self._emit(
+                p.StreamError(
+                    turn_id=turn_id,
+                    message=f"Reconnecting... {attempt}/{max_attempts}",
+                    attempt=attempt,
+                    max_attempts=max_attempts,
+                    details=_describe(error),
+                )
+            )
+
+        return notice
+
+    def _record_interruption(self, turn_id: str, attempt: StreamAttempt | None) -> None:
+        """Keep what the model had said, marked interrupted; leave no call without output."""
+        if attempt is not None:
+            for item in attempt.items:
+                self._append_item(item, turn_id)
+            for item_id, text in attempt.partial_text.items():
+                if text:
+                    self._append_item(assistant_message(text, item_id), turn_id, interrupted=True)
+        answered = {
+            item.get("call_id")
+            for item in self._history.raw_items()
+            if item_type(item) == "function_call_output"
+        }
+        for item in list(self._history.raw_items()):
+            if item_type(item) == "function_call" and item.get("call_id") not in answered:
+                self._append_item(
+                    function_call_output(
+                        str(item.get("call_id", "")), "Interrupted by the user before it ran."
+                    ),
+                    turn_id,
+                )
+        self._note("warning", "Interrupted by the user.")
+        self._record("event", {"kind": "interrupted", "turn_id": turn_id})
+
+    # ================================================================ compaction
+
+    async def _maybe_compact_before_turn(self, turn_id: str, previous_model: str | None) -> None:
+        """Pre-turn auto compaction (the incoming message is not part of it); also when the
+        model was switched to one with a smaller window (compacted with the old model)."""
+        if not self._config.auto_compact or len(self._history) == 0:
+            return
+        if self._history.version == self._compacted_version:
+            return
+        limit = self._limit()
+        if limit is None or self._history.usage() < limit:
+            return
+        model_override = None
+        if previous_model and previous_model != self._config.model:
+            old_window = self._window(previous_model)
+            new_window = self._window()
+            if old_window and new_window and new_window < old_window:
+                model_override = previous_model
+        await self._compact(turn_id, "auto", mid_turn=False, model=model_override)
+
+    async def _run_manual_compaction(self, focus: str | None) -> None:
+        turn_id = new_id("turn")
+        self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
+        status: Literal["completed", "aborted", "failed"] = "completed"
+        try:
+            if len(self._history) == 0:
+                self._emit(
+                    p.Error(message="Nothing to compact yet.", kind="invalid_op", turn_id=turn_id)
+                )
+                status = "failed"
+            elif self._history.version == self._compacted_version:
+                self._emit(
+                    p.Error(
+                        message="Nothing new to compact since the last compaction.",
+                        kind="invalid_op",
+                        turn_id=turn_id,
+                    )
+                )
+                status = "failed"
+            elif not await self._compact(turn_id, "manual", mid_turn=False, focus=focus):
+                status = "failed"
+        except asyncio.CancelledError:
+            status = "aborted"
+        finally:
+            self._finish_turn()
+        self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
+
+    def _remote_available(self) -> bool:
+        config = self._config
+        return (
+            config.remote_compaction
+            and config.wire_api == "responses"
+            and self._get_provider().supports_remote_compaction
+            and config.base_url not in _NO_REMOTE_COMPACT
+        )
+
+    async def _compact(
+        self,
+        turn_id: str,
+        trigger: p.Trigger,
+        *,
+        mid_turn: bool,
+        focus: str | None = None,
+        model: str | None = None,
+        force: bool = False,
+    ) -> bool:
+        """Run one compaction inside ``turn_id``; True when the history was replaced.
+
+        Nothing is changed until the very end, which is one synchronous step: a cancel or a
+        failure leaves history, transcript and rollout exactly as they were.
+        """
+        if not force and self._history.version == self._compacted_version:
+            return False
+        item_id = new_id("cmp")
+        config = self._config
+        self._emit(
+            p.ItemStarted(
+                turn_id=turn_id,
+                item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": trigger}),
+            )
+        )
+        started = time.monotonic()
+        tokens_before = self._history.usage()
+        before = self._history.snapshot()
+        history_copy = self._history.items()
+        strategy: p.Strategy = "local"
+        summary = ""
+        trimmed = 0
+        new_items: list[Item]
+        kept = 0
+        kept_truncated = False
+        usage: Usage | None = None
+        try:
+            remote_failure: ProviderError | None = None
+            if self._remote_available():
+                strategy = "remote"
+                self._emit(
+                    p.CompactionProgress(
+                        turn_id=turn_id, stage="remote", message="Compacting remotely…"
+                    )
+                )
+                try:
+                    output, usage = await compact_remotely(
+                        self._get_provider(),
+                        model=config.model,
+                        instructions=config.instructions,
+                        history=history_copy,
+                        tools=self._tools.specs(),
+                        prompt_cache_key=self.id,
+                        reasoning_effort=config.reasoning_effort,
+                        context_window=self._window(),
+                        max_retries=config.max_retries,
+                        base_delay=config.retry_base_delay,
+                        on_retry=self._compaction_retry_notice(turn_id),
+                    )
+                except ProviderError as error:
+                    if error.category == "not_found":
+                        _NO_REMOTE_COMPACT.add(config.base_url)
+                    if not config.remote_fallback_to_local:
+                        self._error(
+                            f"Error running remote compact task: {_describe(error)}",
+                            "compaction",
+                            turn_id,
+                        )
+                        return False
+                    remote_failure = error
+                else:
+                    new_items = filter_remote_output(output)
+                    kept = sum(1 for item in new_items if is_message(item, "user"))
+                    if mid_turn:
+                        new_items = _insert_before_last_user(new_items, self._initial_context())
+            if strategy == "local" or remote_failure is not None:
+                if remote_failure is not None:
+                    strategy = "remote_then_local"
+                    self._emit(
+                        p.Background(
+                            turn_id=turn_id,
+                            message=(
+                                f"Remote compaction failed ({_describe(remote_failure)}); "
+                                "compacting locally instead."
+                            ),
+                        )
+                    )
+                self._emit(
+                    p.CompactionProgress(
+                        turn_id=turn_id, stage="local", message="Summarising locally…"
+                    )
+                )
+                local = await summarise_locally(
+                    self._get_provider(),
+                    model=model or config.compaction_model or config.model,
+                    instructions=config.instructions,
+                    history=history_copy,
+                    prompt=build_prompt(config.compact_prompt, config.summary_style, focus),
+                    prompt_cache_key=self.id,
+                    max_retries=config.max_retries,
+                    base_delay=config.retry_base_delay,
+                    on_retry=self._retry_notice(turn_id),
+                    on_trim=lambda n: self._emit(
+                        p.CompactionProgress(
+                            turn_id=turn_id,
+                            stage="trimming",
+                            message=f"Retrying (trimmed {n} item{'s' if n != 1 else ''})…",
+                            trimmed=n,
+                        )
+                    ),
+                )
+                summary, usage, trimmed = local.summary, local.usage, local.trimmed
+                rebuilt = build_compacted_history(
+                    history_copy,
+                    summary,
+                    initial_context=self._initial_context() if mid_turn else None,
+                )
+                new_items, kept, kept_truncated = (
+                    rebuilt.items,
+                    rebuilt.kept_user_messages,
+                    rebuilt.kept_truncated,
+                )
+        except ContextTooLarge:
+            window = self._window()
+            if window is not None:
+                self._history.mark_full(window)
+                self._emit_usage()
+            self._error(
+                "Could not compact: even the newest part of the conversation does not fit the "
+                "model's context window. Start a new conversation.",
+                "context_overflow",
+                turn_id,
+            )
+            return False
+        except ProviderError as error:
+            self._error(
+                f"Error running local compact task: {_describe(error)}", "compaction", turn_id
+            )
+            return False
+
+        # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
+        if usage is not None:
+            self._emit(
+                p.TokenCount(
+                    total=usage.total_tokens,
+                    input=usage.input_tokens,
+                    output=usage.output_tokens,
+                    cached=usage.cached_tokens,
+                    context_window=self._window(),
+                    auto_compact_limit=self._limit() if config.auto_compact else None,
+                    approximate=usage.estimated,
+                    source="api",
+                )
+            )
+        if trimmed:
+            message = (
+                f"Trimmed {trimmed} older item(s) before compacting so the prompt fits the "
+                "model context window."
+            )
+            self._emit(p.Background(turn_id=turn_id, message=message))
+        self._history.replace(new_items)
+        self._compacted_version = self._history.version
+        self._usage_estimated_by_provider = False
+        self._last_usage = Usage()
+        tokens_after = self._history.usage()
+        duration_ms = int((time.monotonic() - started) * 1000)
+        undoable = trigger == "manual"
+        shown_summary = summary if strategy != "remote" else ""
+        marker: dict[str, Any] = {
+            "item_id": item_id,
+            "turn_id": turn_id,
+            "trigger": trigger,
+            "strategy": strategy,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+            "duration_ms": duration_ms,
+            "summary": shown_summary,
+            "kept_user_messages": kept,
+            "kept_truncated": kept_truncated,
+            "trimmed_items": trimmed,
+            "focus": focus,
+            "style": config.summary_style,
+        }
+        self._record(
+            "compacted",
+            {
+                "message": summary_text(summary) if strategy != "remote" else "",
+                "replacement_history": new_items,
+                "undoable": undoable,
+                **marker,
+            },
+        )
+        self._transcript.add_compaction(marker)
+        self._undo = (item_id, before) if undoable else None
+        if not undoable:
+            self._undo_refusal = _UNDO_AFTER_TURN
+        self._emit_usage()
+        self._emit(
+            p.ItemCompleted(
+                turn_id=turn_id,
+                item=p.TurnItem(
+                    id=item_id,
+                    kind="context_compaction",
+                    data={"trigger": trigger, "strategy": strategy},
+                ),
+            )
+        )
+        self._emit(
+            p.ContextCompacted(
+                turn_id=turn_id,
+                item_id=item_id,
+                trigger=trigger,
+                strategy=strategy,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                duration_ms=duration_ms,
+                kept_user_messages=kept,
+                kept_truncated=kept_truncated,
+                trimmed_items=trimmed,
+                focus=focus,
+                summary=shown_summary,
+                style=config.summary_style,
+                undoable=undoable,
+            )
+        )
+        if strategy != "remote":
+            self._emit(p.Warning(message=LOCAL_COMPACTION_WARNING))
+        return True
+
+    def _compaction_retry_notice(self, turn_id: str) -> Any:
+        def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
+            self._emit(
+                p.CompactionProgress(
+                    turn_id=turn_id,
+                    stage="retrying",
+                    message=f"Retrying remote compaction ({attempt}/{max_attempts})…",
+                )
+            )
+
+        return notice
+
+    def _undo_compaction(self) -> None:
+        if self._undo is None:
+            self._emit(p.Error(message=self._undo_refusal, kind="invalid_op"))
+            return
+        item_id, snapshot = self._undo
+        self._history.restore(snapshot)
+        self._transcript.mark_undone(item_id)
+        self._undo = None
+        self._compacted_version = None
+        self._undo_refusal = _UNDO_ALREADY
+        self._record("compaction_undone", {"item_id": item_id})
+        if self._writer is not None:
+            self._writer.sync()
+        self._emit(p.CompactionUndone(item_id=item_id, tokens=self._history.usage()))
+        self._emit_usage()
+
+
+# ==================================================================== helpers
+
+_UNDO_AFTER_TURN = "Cannot undo the compaction: a new turn has started since."
+_UNDO_ALREADY = "Nothing to undo: the last compaction was already undone."
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _last_text(items: list[Item]) -> str | None:
+    for item in reversed(items):
+        if is_message(item, "assistant"):
+            return message_text(item)
+    return None
+
+
+def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:
+    if not context:
+        return items
+    result = list(items)
+    for index in range(len(result) - 1, -1, -1):
+        if is_message(result[index], "user"):
+            result[index:index] = context
+            return result
+    return context + result
+
+
+def _title_from(entries: list[dict[str, Any]]) -> str:
+    for entry in entries:
+        item = entry.get("item")
+        if entry["kind"] == "item" and isinstance(item, dict) and is_message(item, "user"):
+            if is_injected_context(item):
+                continue
+            text = " ".join(message_text(item).split())
+            if text:
+                return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
+    return "New conversation"
+
+
+def _marker_from(payload: dict[str, Any]) -> dict[str, Any]:
+    keys = (
+        "item_id",
+        "turn_id",
+        "trigger",
+        "strategy",
+        "tokens_before",
+        "tokens_after",
+        "duration_ms",
+        "summary",
+        "kept_user_messages",
+        "kept_truncated",
+        "trimmed_items",
+        "focus",
+        "style",
+    )
+    return {key: payload.get(key) for key in keys}
+
+
+def _describe(error: ProviderError) -> str:
+    return error.message
+
+
+def _error_kind(error: ProviderError) -> p.ErrorKind:
+    mapping: dict[str, p.ErrorKind] = {
+        "auth": "auth",
+        "rate_limit": "rate_limit",
+        "server": "server",
+        "connection": "connection",
+        "stream": "stream",
+        "context_overflow": "context_overflow",
+        "bad_request": "bad_request",
+        "not_found": "not_found",
+        "malformed": "malformed",
+    }
+    return mapping.get(error.category, "internal")

@@ -1,0 +1,62 @@
+"""The user's view: everything that happened, append-only, with compaction markers.
+
+Compaction rewrites the history, never this. Entries are plain dicts so a front end can render
+a resumed session without knowing the rollout format:
+
+- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}``
+- ``{"kind": "compaction", "item_id", "trigger", "strategy", "tokens_before", "tokens_after",
+  "duration_ms", "summary", "kept_user_messages", "kept_truncated", "trimmed_items", "focus",
+  "style", "undone": bool}``
+- ``{"kind": "error" | "warning" | "background", "message": str}``
+
+``entries()`` adds ``in_context``: False for everything above the latest compaction that was
+not undone (those rows are no longer what the model sees).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .items import Item
+
+Entry = dict[str, Any]
+
+
+class Transcript:
+    def __init__(self) -> None:
+        self._entries: list[Entry] = []
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add_item(self, item: Item, turn_id: str, *, interrupted: bool = False) -> None:
+        self._entries.append(
+            {"kind": "item", "item": item, "turn_id": turn_id, "interrupted": interrupted}
+        )
+
+    def add_compaction(self, marker: dict[str, Any]) -> None:
+        self._entries.append({"kind": "compaction", "undone": False, **marker})
+
+    def add_note(self, kind: str, message: str) -> None:
+        self._entries.append({"kind": kind, "message": message})
+
+    def mark_undone(self, item_id: str) -> None:
+        for entry in reversed(self._entries):
+            if entry["kind"] == "compaction" and entry.get("item_id") == item_id:
+                entry["undone"] = True
+                return
+
+    def latest_compaction_index(self) -> int:
+        for index in range(len(self._entries) - 1, -1, -1):
+            entry = self._entries[index]
+            if entry["kind"] == "compaction" and not entry.get("undone"):
+                return index
+        return -1
+
+    def entries(self) -> list[Entry]:
+        boundary = self.latest_compaction_index()
+        result = copy.deepcopy(self._entries)
+        for index, entry in enumerate(result):
+            entry["in_context"] = index > boundary
+        return result
