@@ -209,8 +209,22 @@ def _resolve_base_url(settings: AppSettings, env: Mapping[str, str]) -> str:
     return preset_base_url(settings.provider)
 
 
-def _resolve_api_key(api_key: str, env: Mapping[str, str]) -> str:
-    return api_key.strip() or _env_value(env, "OPENAI_API_KEY")
+def _resolve_api_key(
+    api_key: str, settings: AppSettings, base_url: str, env: Mapping[str, str]
+) -> str:
+    """The saved key, else ``OPENAI_API_KEY`` — but the environment's OpenAI key only goes to
+    OpenAI, or to a server the environment itself named (``OPENAI_BASE_URL``), never to a
+    local or custom server the user typed in."""
+    if api_key.strip():
+        return api_key.strip()
+    env_url = _env_value(env, "OPENAI_BASE_URL").rstrip("/")
+    goes_to_openai = settings.provider == "openai" and (
+        not settings.base_url or "api.openai.com" in base_url
+    )
+    named_by_env = bool(env_url) and base_url.rstrip("/") == env_url
+    if goes_to_openai or named_by_env:
+        return _env_value(env, "OPENAI_API_KEY")
+    return ""
 
 
 def build_core_config(
@@ -261,7 +275,7 @@ def build_core_config(
         fields.update(
             base_url=base_url,
             model=model,
-            api_key=_resolve_api_key(api_key, env),
+            api_key=_resolve_api_key(api_key, settings, base_url, env),
             wire_api=preset_wire_api(settings.provider, settings.wire_api),
         )
     fields["context_window"] = context_window
@@ -290,4 +304,7 @@ def is_configured(
         return False
     if not (settings.model or preset_model(settings.provider)):
         return False
-    return settings.provider != "openai" or bool(_resolve_api_key(api_key, env))
+    base_url = _resolve_base_url(settings, env)
+    return settings.provider != "openai" or bool(
+        _resolve_api_key(api_key, settings, base_url, env)
+    )

@@ -227,6 +227,20 @@ def test_env_api_key_used_only_when_no_key_is_saved() -> None:
     assert saved.api_key.get_secret_value() == KEY
 
 
+def test_env_api_key_never_goes_to_a_server_the_user_typed_in() -> None:
+    env = {"OPENAI_API_KEY": "sk-from-env"}
+
+    def key(settings: AppSettings, env: dict[str, str]) -> str:
+        config = build_core_config(settings, api_key="", data_dir=DATA, env=env)
+        return config.api_key.get_secret_value()
+
+    assert key(AppSettings(provider="ollama", model="m"), env) == ""
+    assert key(AppSettings(provider="custom", base_url="https://x.example/v1", model="m"), env) == ""
+    # A custom server named by the environment itself gets the environment's key.
+    named = {**env, "OPENAI_BASE_URL": "https://proxy.example/v1"}
+    assert key(AppSettings(provider="custom", model="m"), named) == "sk-from-env"
+
+
 def test_env_base_url_applies_to_openai_and_custom_when_unset() -> None:
     env = {"OPENAI_BASE_URL": "https://proxy.example/v1"}
 
