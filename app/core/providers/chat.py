@@ -1,0 +1,309 @@
+"""The Chat Completions provider, for local servers (Ollama, LM Studio, vLLM, llama.cpp).
+
+The core speaks Responses-API items; this adapter turns a request's items into chat messages and
+the streamed chat chunks back into items (an assistant ``message`` and ``function_call`` items),
+so history looks the same whichever wire API produced it.
+
+Ollama truncates an over-long prompt silently and answers with HTTP 200. When the server reports
+far fewer prompt tokens than the input must have (under half of a local estimate above
+``TRUNCATION_MIN_ESTIMATE`` tokens), the stream fails as ``context_overflow`` so the core compacts
+and retries instead of keeping an answer to a prompt the model never fully saw.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+import httpx2
+import openai
+from openai import omit
+
+from ..items import Item, item_type, message_text, new_id
+from .base import (
+    CompactResult,
+    Completed,
+    ModelRequest,
+    OutputItemDone,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
+from .errors import classify_exception
+
+# Below this estimate a low reported count is as likely a tokenizer difference as truncation.
+TRUNCATION_MIN_ESTIMATE = 2000
+
+Message = dict[str, Any]
+
+
+def estimate_tokens(text: str) -> int:
+    """The spec's estimate: ceil(utf-8 bytes / 4)."""
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def _output_text(output: object) -> str:
+    """A ``function_call_output`` payload as the plain string a chat ``tool`` message carries."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        texts = [
+            str(part.get("text", ""))
+            for part in output
+            if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
+        ]
+        if texts:
+            return "".join(texts)
+    return json.dumps(output, ensure_ascii=False)
+
+
+def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
+    """Chat messages for a Responses-style request.
+
+    ``developer`` becomes ``system`` (many local servers reject the developer role). Function
+    calls join the assistant message just before them, as the chat API returns them; reasoning
+    and compaction items are dropped, since their encrypted content means nothing to a chat server.
+    """
+    messages: list[Message] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    for item in items:
+        kind = item_type(item)
+        if kind == "message":
+            role = item.get("role")
+            text = message_text(item)
+            if role == "assistant":
+                messages.append({"role": "assistant", "content": text})
+            elif role in ("developer", "system"):
+                messages.append({"role": "system", "content": text})
+            else:
+                messages.append({"role": "user", "content": text})
+        elif kind == "function_call":
+            call = {
+                "id": str(item.get("call_id") or item.get("id") or new_id("call")),
+                "type": "function",
+                "function": {
+                    "name": str(item.get("name", "")),
+                    "arguments": str(item.get("arguments") or "{}"),
+                },
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+                if last.get("content") == "":
+                    last["content"] = None
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(item.get("call_id", "")),
+                    "content": _output_text(item.get("output", "")),
+                }
+            )
+        # reasoning, compaction and unknown items have no chat equivalent: skipped.
+    return messages
+
+
+def tools_to_chat(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Responses function tools (flat) as chat tools (nested under ``function``)."""
+    converted: list[dict[str, Any]] = []
+    for tool in tools:
+        if tool.get("type") != "function":
+            continue  # hosted tools (web search, ...) do not exist on chat servers
+        if isinstance(tool.get("function"), dict):
+            converted.append(tool)  # already chat-shaped
+            continue
+        function: dict[str, Any] = {"name": tool.get("name", "")}
+        if tool.get("description"):
+            function["description"] = tool["description"]
+        function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
+        converted.append({"type": "function", "function": function})
+    return converted
+
+
+def _messages_text(messages: list[Message]) -> str:
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for call in message.get("tool_calls") or []:
+            parts.append(call["function"]["name"] + call["function"]["arguments"])
+    return "".join(parts)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass
+class _ToolCallParts:
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class ChatCompletionsProvider:
+    """A model behind ``POST /chat/completions``; no remote compaction.
+
+    Built like ``ResponsesProvider`` (SDK retries off, optional ``http_client``). Reasoning
+    effort and encrypted reasoning are not sent: local chat servers do not take them.
+    """
+
+    supports_remote_compaction: bool = False
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 600.0,
+        default_headers: dict[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self._secrets = (api_key,) if api_key else ()
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "sk-no-key",
+            max_retries=0,  # the core retries
+            timeout=timeout,
+            default_headers=default_headers,
+            http_client=http_client,
+        )
+
+    def _error(self, exc: BaseException) -> ProviderError:
+        return classify_exception(exc, self.base_url, secrets=self._secrets)
+
+    async def stream(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one chat completion as Responses-style events.
+
+        Text deltas come as they arrive; the assistant message item and function-call items come
+        at the end, then ``Completed``. Usage is the server's, or an estimate when it sends none.
+        """
+        messages = items_to_messages(request.instructions, request.input)
+        tools = tools_to_chat(request.tools)
+        message_id = new_id("msg")
+        text_parts: list[str] = []
+        calls: dict[int, _ToolCallParts] = {}
+        response_id = ""
+        finished = False
+        usage: Usage | None = None
+        try:
+            sdk_stream = await self._client.chat.completions.create(
+                model=request.model,
+                messages=cast(Any, messages),
+                stream=True,
+                stream_options={"include_usage": True},
+                tools=cast(Any, tools) if tools else omit,
+                extra_headers=extra_headers,
+            )
+        except Exception as exc:
+            raise self._error(exc) from exc
+        try:
+            async for chunk in sdk_stream:
+                response_id = response_id or chunk.id or ""
+                if chunk.usage is not None:
+                    usage = self._usage(chunk.usage)
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text_parts.append(delta.content)
+                        yield TextDelta(item_id=message_id, delta=delta.content)
+                    for call_delta in (delta.tool_calls if delta is not None else None) or []:
+                        parts = calls.setdefault(call_delta.index or 0, _ToolCallParts())
+                        if call_delta.id and not parts.call_id:
+                            parts.call_id = call_delta.id
+                        if call_delta.function is not None:
+                            parts.name += call_delta.function.name or ""
+                            parts.arguments += call_delta.function.arguments or ""
+                    if choice.finish_reason:
+                        finished = True
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from exc
+        finally:
+            # Also runs on cancellation: close the connection now.
+            await sdk_stream.close()
+        if not finished:
+            raise ProviderError("stream", "stream closed before the completion finished")
+
+        text = "".join(text_parts)
+        output_text = text + "".join(c.name + c.arguments for c in calls.values())
+        input_estimate = estimate_tokens(_messages_text(messages))
+        if usage is None:
+            output_estimate = estimate_tokens(output_text)
+            usage = Usage(
+                input_tokens=input_estimate,
+                output_tokens=output_estimate,
+                total_tokens=input_estimate + output_estimate,
+                estimated=True,
+            )
+        elif input_estimate > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < input_estimate / 2:
+            raise ProviderError(
+                "context_overflow",
+                f"the server truncated the prompt (reported {usage.input_tokens} tokens for about "
+                f"{input_estimate}); the input exceeds its context length",
+            )
+        if text:
+            item: Item = {
+                "type": "message",
+                "role": "assistant",
+                "id": message_id,
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            yield OutputItemDone(item=item)
+        for index in sorted(calls):
+            parts = calls[index]
+            yield OutputItemDone(
+                item={
+                    "type": "function_call",
+                    "id": new_id("fc"),
+                    "call_id": parts.call_id or new_id("call"),
+                    "name": parts.name,
+                    "arguments": parts.arguments,
+                }
+            )
+        yield Completed(response_id=response_id, usage=usage)
+
+    @staticmethod
+    def _usage(raw: Any) -> Usage:
+        prompt = _int(getattr(raw, "prompt_tokens", 0))
+        completion = _int(getattr(raw, "completion_tokens", 0))
+        prompt_details = getattr(raw, "prompt_tokens_details", None)
+        completion_details = getattr(raw, "completion_tokens_details", None)
+        return Usage(
+            input_tokens=prompt,
+            output_tokens=completion,
+            total_tokens=_int(getattr(raw, "total_tokens", 0)) or prompt + completion,
+            cached_tokens=_int(getattr(prompt_details, "cached_tokens", 0)),
+            reasoning_tokens=_int(getattr(completion_details, "reasoning_tokens", 0)),
+        )
+
+    async def compact(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> CompactResult:
+        """Always fails: the Chat Completions API has no compaction endpoint."""
+        raise ProviderError(
+            "not_found", "remote compaction is not available on the Chat Completions API"
+        )
+
+    async def list_models(self) -> list[str]:
+        """Model ids the server offers (``GET /models``), sorted."""
+        try:
+            return sorted([model.id async for model in self._client.models.list()])
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    async def close(self) -> None:
+        """Release the HTTP connection pool."""
+        await self._client.close()

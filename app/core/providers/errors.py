@@ -1,0 +1,299 @@
+"""Turning whatever a model request raised into one classified ``ProviderError``.
+
+Providers call :func:`classify_exception` for SDK and transport exceptions and
+:func:`classify_error_payload` for errors the server reports inside a 200 stream
+(``response.failed``, ``error`` events, ``{"error": {...}}`` chunks). Context overflow is checked
+first in every case, because the core reacts to it differently from every other failure.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx2
+import openai
+import pydantic
+
+from .base import ErrorCategory, ProviderError
+
+# Phrases servers use for "the input does not fit the context window" (compaction-spec.md §5).
+_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"prompt is too long",  # Anthropic
+        r"input is too long for requested model",  # Bedrock
+        r"exceeds the context window",  # OpenAI
+        r"input token count.*exceeds the maximum",  # Google
+        r"maximum prompt length is \d+",  # xAI
+        r"reduce the length of the messages",  # Groq, OpenAI chat
+        r"maximum context length is \d+ tokens",  # OpenAI chat, vLLM, OpenRouter
+        r"exceeds the limit of \d+",  # Copilot
+        r"exceeds the available context size",  # llama.cpp
+        r"greater than the context length",  # LM Studio
+        r"n_keep.*>=.*n_ctx",  # LM Studio
+        r"context the overflows",  # LM Studio (sic)
+        r"the input length exceeds the context length",  # Ollama, truncate off
+        r"too large for model with \d+ maximum context length",  # Mistral
+        r"context length exceeded",
+        r"too many tokens",
+        r"token limit exceeded",
+    )
+)
+_OVERFLOW_CODES = frozenset({"context_length_exceeded"})
+_OVERFLOW_TYPES = frozenset({"exceed_context_size_error"})
+
+# Things that look like credentials, scrubbed from every message even when they are not ours.
+_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{8,}")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+_REDACTED = "[redacted]"
+_MAX_MESSAGE = 500
+
+# In-band error codes (``response.failed`` / ``error`` events) and what they mean to the core.
+_CODE_CATEGORIES: dict[str, ErrorCategory] = {
+    "rate_limit_exceeded": "rate_limit",
+    "insufficient_quota": "bad_request",  # retrying an empty balance never helps
+    "invalid_prompt": "bad_request",
+    "invalid_request_error": "bad_request",
+    "invalid_api_key": "auth",
+    "model_not_found": "not_found",
+    "server_error": "server",
+    "server_is_overloaded": "server",
+    "slow_down": "server",
+}
+_TRY_AGAIN = re.compile(r"try again in\s*([\d.]+)\s*(ms|s|seconds?)\b", re.IGNORECASE)
+
+
+def is_context_overflow(code: str | None, message: str, type_: str | None = None) -> bool:
+    """True when an error says the input does not fit the model's context window.
+
+    Matches OpenAI's ``context_length_exceeded`` code, llama.cpp's ``exceed_context_size_error``
+    type, and the phrases other servers put in their messages. An MLX "Prefill context too large
+    for available memory" is a memory error, not an overflow, and matches none of them.
+    """
+    if code in _OVERFLOW_CODES or type_ in _OVERFLOW_TYPES:
+        return True
+    return any(pattern.search(message) for pattern in _OVERFLOW_PATTERNS)
+
+
+def scrub_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with each given secret and anything shaped like an API key replaced."""
+    for secret in secrets:
+        # Very short "keys" (e.g. "x" for a local server) would shred ordinary words.
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, _REDACTED)
+    text = _KEY_LIKE.sub(_REDACTED, text)
+    return _BEARER.sub(lambda m: m.group(1) + _REDACTED, text)
+
+
+def auth_message(base_url: str) -> str:
+    """The one message shown for a rejected key (it never includes the key)."""
+    return f"the server rejected the API key for {base_url}"
+
+
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {key.lower(): value for key, value in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def _retry_after_from_message(message: str) -> float | None:
+    """OpenAI's in-band rate-limit errors say "Please try again in 1.5s" instead of a header."""
+    match = _TRY_AGAIN.search(message)
+    if not match:
+        return None
+    try:
+        amount = float(match.group(1))
+    except ValueError:
+        return None
+    return amount / 1000.0 if match.group(2).lower() == "ms" else amount
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def _error_fields(body: object, fallback: str) -> tuple[str, str | None, str | None]:
+    """(message, code, type) from an error body: a dict, ``{"error": ...}``, or plain text."""
+    if isinstance(body, Mapping) and "error" in body and not body.get("message"):
+        body = body["error"]
+    if isinstance(body, Mapping):
+        message = body.get("message") or body.get("error") or fallback
+        code = body.get("code")
+        type_ = body.get("type")
+        return (
+            str(message),
+            None if code is None else str(code),
+            None if type_ is None else str(type_),
+        )
+    if isinstance(body, str) and body.strip():
+        return body, None, None
+    return fallback, None, None
+
+
+def classify_error_payload(
+    payload: Mapping[str, Any] | str | None,
+    *,
+    base_url: str,
+    secrets: Iterable[str] = (),
+    status: int | None = None,
+    default: ErrorCategory = "server",
+) -> ProviderError:
+    """Classify an error the server reported in-band (inside a 200 stream).
+
+    ``payload`` is the error object (``{"code", "message", "type"}``), a wrapper holding one
+    under ``"error"``, or plain text. Unknown codes fall back to ``default``: a server-side
+    failure is worth a retry unless the code says otherwise.
+    """
+    secrets = tuple(secrets)
+    message, code, type_ = _error_fields(payload, "the server reported an error")
+    message = _clip(scrub_secrets(message, secrets))
+    if is_context_overflow(code, message, type_):
+        return ProviderError("context_overflow", message, status=status, code=code)
+    category = _CODE_CATEGORIES.get(code or "", default)
+    if category == "auth":
+        return ProviderError("auth", auth_message(base_url), status=status, code=code)
+    retry_after = _retry_after_from_message(message) if category == "rate_limit" else None
+    return ProviderError(category, message, status=status, retry_after=retry_after, code=code)
+
+
+def _reason(exc: BaseException) -> str:
+    """A short human reason for a transport failure (the innermost useful message)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    best = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current).strip()
+        if text and text not in ("Connection error.", "Request timed out."):
+            best = text
+        current = current.__cause__ or current.__context__
+    if not best:
+        best = "timed out" if isinstance(exc, openai.APITimeoutError) else type(exc).__name__
+    return best
+
+
+def _classify_status(
+    exc: openai.APIStatusError, base_url: str, secrets: tuple[str, ...]
+) -> ProviderError:
+    status = exc.status_code
+    raw_message, code, type_ = _error_fields(exc.body, exc.message)
+    code = code or exc.code
+    type_ = type_ or exc.type
+    message = _clip(scrub_secrets(raw_message, secrets))
+    if is_context_overflow(code, message, type_):
+        return ProviderError("context_overflow", message, status=status, code=code)
+    if status in (401, 403):
+        return ProviderError("auth", auth_message(base_url), status=status, code=code)
+    if status == 429:
+        retry_after = parse_retry_after(exc.response.headers)
+        if retry_after is None:
+            retry_after = _retry_after_from_message(message)
+        return ProviderError(
+            "rate_limit",
+            f"rate limited by {base_url}: {message}",
+            status=status,
+            retry_after=retry_after,
+            code=code,
+        )
+    if status == 404:
+        return ProviderError(
+            "not_found", f"not found on {base_url}: {message}", status=status, code=code
+        )
+    if status >= 500:
+        return ProviderError(
+            "server", f"server error {status}: {message}", status=status, code=code
+        )
+    return ProviderError("bad_request", message, status=status, code=code)
+
+
+def classify_exception(
+    exc: BaseException, base_url: str, *, secrets: Iterable[str] = ()
+) -> ProviderError:
+    """Map an exception raised by a model request to a ``ProviderError``.
+
+    Status errors map by code (overflow first, whatever the status); in-band ``APIError``\\ s
+    without a status by their payload; transport failures to ``connection`` (before any
+    response) or ``stream`` (the body was cut); undecodable payloads to ``malformed``. No
+    message ever contains ``secrets`` or anything shaped like an API key.
+    """
+    secrets = tuple(secrets)
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        return _classify_status(exc, base_url, secrets)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ProviderError("malformed", f"unexpected response from {base_url}: {exc.message}")
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError("connection", f"could not reach {base_url}: timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        # The SDK wraps transport errors raised while reading a stream the same way as
+        # failed connects; a protocol/read error underneath means the body was cut.
+        cause = exc.__cause__
+        if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+            return _stream_cut(cause, secrets)
+        reason = scrub_secrets(_reason(exc), secrets)
+        return ProviderError("connection", f"could not reach {base_url}: {_clip(reason)}")
+    if isinstance(exc, openai.APIError):
+        # An in-band SSE error (``{"error": {...}}`` chunk) the SDK raised without a status.
+        body: object = exc.body if exc.body is not None else exc.message
+        if isinstance(body, Mapping) and not body.get("message"):
+            body = {**body, "message": exc.message}
+        if is_context_overflow(exc.code, exc.message, exc.type):
+            message = _clip(scrub_secrets(exc.message, secrets))
+            return ProviderError("context_overflow", message, code=exc.code)
+        return classify_error_payload(
+            body if isinstance(body, (Mapping, str)) else exc.message,
+            base_url=base_url,
+            secrets=secrets,
+        )
+    if isinstance(exc, httpx2.TimeoutException):
+        return ProviderError("connection", f"could not reach {base_url}: timed out")
+    if isinstance(exc, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+        return _stream_cut(exc, secrets)
+    if isinstance(exc, (httpx2.ConnectError, httpx2.TransportError, OSError)):
+        reason = scrub_secrets(_reason(exc), secrets)
+        return ProviderError("connection", f"could not reach {base_url}: {_clip(reason)}")
+    if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, UnicodeDecodeError)):
+        detail = scrub_secrets(
+            str(exc).splitlines()[0] if str(exc) else type(exc).__name__, secrets
+        )
+        return ProviderError("malformed", f"unparsable response from {base_url}: {_clip(detail)}")
+    if isinstance(exc, httpx2.HTTPError):
+        reason = scrub_secrets(_reason(exc), secrets)
+        return ProviderError("connection", f"could not reach {base_url}: {_clip(reason)}")
+    detail = scrub_secrets(str(exc) or type(exc).__name__, secrets)
+    return ProviderError("bad_request", f"request to {base_url} failed: {_clip(detail)}")
+
+
+def _stream_cut(exc: BaseException, secrets: tuple[str, ...]) -> ProviderError:
+    reason = _clip(scrub_secrets(_reason(exc), secrets))
+    return ProviderError("stream", f"the response stream was cut: {reason}")

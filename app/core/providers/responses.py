@@ -1,0 +1,258 @@
+"""The OpenAI Responses API provider (``POST /responses``, ``POST /responses/compact``).
+
+Output items are taken from the raw SSE JSON, not from the SDK's typed models, so every field the
+server sent (ids, ``encrypted_content``, fields this SDK version does not know) is stored and
+replayed byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, cast
+
+import httpx2
+import openai
+from openai import omit
+
+from ..items import Item
+from .base import (
+    CompactResult,
+    Completed,
+    ModelRequest,
+    OutputItemDone,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
+from .errors import classify_error_payload, classify_exception, is_context_overflow
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def parse_responses_usage(raw: object) -> Usage | None:
+    """A ``Usage`` from a Responses-API usage object (``None`` when absent or not an object)."""
+    if not isinstance(raw, Mapping):
+        return None
+    input_details = raw.get("input_tokens_details")
+    output_details = raw.get("output_tokens_details")
+    input_tokens = _int(raw.get("input_tokens"))
+    output_tokens = _int(raw.get("output_tokens"))
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=_int(raw.get("total_tokens")) or input_tokens + output_tokens,
+        cached_tokens=_int(input_details.get("cached_tokens"))
+        if isinstance(input_details, Mapping)
+        else 0,
+        reasoning_tokens=_int(output_details.get("reasoning_tokens"))
+        if isinstance(output_details, Mapping)
+        else 0,
+    )
+
+
+async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The ``data`` payload of each server-sent event (multi-line data joined by newlines)."""
+    data: list[str] = []
+    async for line in lines:
+        line = line.rstrip("\r")
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith(":"):
+            continue  # comment / keep-alive
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value.removeprefix(" "))
+    if data:
+        yield "\n".join(data)
+
+
+class ResponsesProvider:
+    """A model behind the Responses API (OpenAI, or a compatible server).
+
+    The SDK client is built with ``max_retries=0``: the core owns retries and their backoff.
+    Consumers should iterate :meth:`stream` under ``contextlib.aclosing`` (or cancel the task):
+    closing the generator closes the HTTP stream at once. ``http_client`` replaces the SDK's
+    default HTTP client (proxies, tests).
+    """
+
+    supports_remote_compaction: bool = True
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 600.0,
+        default_headers: dict[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self._secrets = (api_key,) if api_key else ()
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            # Local servers accept anything; the SDK refuses an empty key.
+            api_key=api_key or "sk-no-key",
+            max_retries=0,
+            timeout=timeout,
+            default_headers=default_headers,
+            http_client=http_client,
+        )
+
+    def _error(self, exc: BaseException) -> ProviderError:
+        return classify_exception(exc, self.base_url, secrets=self._secrets)
+
+    def _payload_error(self, payload: Mapping[str, Any] | str | None) -> ProviderError:
+        return classify_error_payload(payload, base_url=self.base_url, secrets=self._secrets)
+
+    async def stream(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one response: text deltas, completed output items, then ``Completed``.
+
+        Raises ``ProviderError`` for every failure, before or during the stream, including a
+        stream that ends without ``response.completed``.
+        """
+        # Optional fields are omitted, not sent as null: some compatible servers reject nulls.
+        tools: Any = request.tools if request.tools else omit
+        parallel_tool_calls: Any = False if request.tools else omit
+        include: Any = [ENCRYPTED_REASONING] if request.include_encrypted_reasoning else omit
+        reasoning: Any = {"effort": request.reasoning_effort} if request.reasoning_effort else omit
+        try:
+            sdk_stream = await self._client.responses.create(
+                model=request.model,
+                instructions=request.instructions,
+                input=cast(Any, request.input),
+                stream=True,
+                store=False,
+                tools=tools,
+                parallel_tool_calls=parallel_tool_calls,
+                prompt_cache_key=request.prompt_cache_key or omit,
+                include=include,
+                reasoning=reasoning,
+                extra_headers=extra_headers,
+            )
+        except Exception as exc:
+            raise self._error(exc) from exc
+        try:
+            async for data in iter_sse_data(sdk_stream.response.aiter_lines()):
+                if data.startswith("[DONE]"):
+                    break
+                event = json.loads(data)
+                if not isinstance(event, dict):
+                    raise ProviderError("malformed", "stream event is not a JSON object")
+                done = self._handle_event(event)
+                if done is None:
+                    continue
+                yield done
+                if isinstance(done, Completed):
+                    return
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from exc
+        finally:
+            # Runs on cancellation and on aclose() too: drop the connection now, not at GC.
+            await sdk_stream.close()
+        raise ProviderError("stream", "stream closed before response.completed")
+
+    def _handle_event(self, event: dict[str, Any]) -> StreamEvent | None:
+        """The stream event for one SSE payload, ``None`` to skip it; raises on error events."""
+        kind = event.get("type")
+        if kind == "response.output_text.delta":
+            return TextDelta(
+                item_id=str(event.get("item_id") or ""), delta=str(event.get("delta") or "")
+            )
+        if kind == "response.output_item.done":
+            item = event.get("item")
+            if not isinstance(item, dict):
+                raise ProviderError("malformed", "response.output_item.done without an item object")
+            return OutputItemDone(item=item)
+        if kind == "response.completed":
+            response = event.get("response")
+            if not isinstance(response, dict):
+                raise ProviderError("malformed", "response.completed without a response object")
+            return Completed(
+                response_id=str(response.get("id") or ""),
+                usage=parse_responses_usage(response.get("usage")),
+            )
+        if kind == "response.failed":
+            response = event.get("response")
+            error = response.get("error") if isinstance(response, dict) else None
+            raise self._payload_error(error if isinstance(error, dict) else "the response failed")
+        if kind == "response.incomplete":
+            raise self._incomplete(event.get("response"))
+        if kind == "error" or (kind is None and "error" in event):
+            error = event.get("error")
+            raise self._payload_error(error if isinstance(error, (dict, str)) else event)
+        return None
+
+    def _incomplete(self, response: object) -> ProviderError:
+        details = response.get("incomplete_details") if isinstance(response, dict) else None
+        reason = str(details.get("reason") or "unknown") if isinstance(details, dict) else "unknown"
+        message = f"the response was incomplete: {reason}"
+        if is_context_overflow(reason, reason):
+            return ProviderError("context_overflow", message, code=reason)
+        if reason in ("content_filter", "max_output_tokens"):
+            # The same request would hit the same limit or filter again: not worth a retry.
+            return ProviderError("bad_request", message, code=reason)
+        return ProviderError("stream", message, code=reason)
+
+    async def compact(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> CompactResult:
+        """Call ``/responses/compact`` and return its output items exactly as sent.
+
+        The raw JSON is parsed here because the SDK types returned user messages as assistant
+        output messages. An empty history needs no request and compacts to nothing.
+        """
+        if not request.input:
+            return CompactResult(output=[], usage=None)
+        extra_body: dict[str, Any] = {}
+        if request.tools:
+            extra_body["tools"] = request.tools
+            extra_body["parallel_tool_calls"] = False
+        if request.reasoning_effort:
+            extra_body["reasoning"] = {"effort": request.reasoning_effort}
+        try:
+            raw = await self._client.responses.with_raw_response.compact(
+                model=request.model,
+                input=cast(Any, request.input),
+                instructions=request.instructions,
+                prompt_cache_key=request.prompt_cache_key or omit,
+                extra_body=extra_body or None,
+                extra_headers=extra_headers,
+            )
+            payload = json.loads(raw.text)
+        except Exception as exc:
+            raise self._error(exc) from exc
+        if not isinstance(payload, dict):
+            raise ProviderError("malformed", "the compaction response is not a JSON object")
+        if "error" in payload and "output" not in payload:
+            error = payload["error"]
+            raise self._payload_error(error if isinstance(error, (dict, str)) else None)
+        output = payload.get("output")
+        if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
+            raise ProviderError("malformed", "the compaction response has no list of output items")
+        return CompactResult(
+            output=cast(list[Item], output), usage=parse_responses_usage(payload.get("usage"))
+        )
+
+    async def list_models(self) -> list[str]:
+        """Model ids the server offers (``GET /models``), sorted."""
+        try:
+            return sorted([model.id async for model in self._client.models.list()])
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    async def close(self) -> None:
+        """Release the HTTP connection pool."""
+        await self._client.close()

@@ -1,0 +1,367 @@
+"""ChatCompletionsProvider: item ↔ message adapter, streaming, usage, errors, truncation."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import httpx2
+import pytest
+
+from app.core.items import (
+    assistant_message,
+    developer_message,
+    function_call,
+    function_call_output,
+    user_message,
+)
+from app.core.providers.base import (
+    Completed,
+    ModelRequest,
+    OutputItemDone,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+)
+from app.core.providers.chat import ChatCompletionsProvider, items_to_messages, tools_to_chat
+from app.demo import Fault, ModelServer, Reply, ToolCall
+from tests.core.test_provider_responses import ClosingProbe
+
+KEY = "sk-local-SECRET-abcdef0123456789"
+TOOL = {
+    "type": "function",
+    "name": "read_file",
+    "description": "Read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    srv = ModelServer(mode="scripted").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+async def provider(server: ModelServer) -> AsyncIterator[ChatCompletionsProvider]:
+    prov = ChatCompletionsProvider(server.url, KEY)
+    try:
+        yield prov
+    finally:
+        await prov.close()
+
+
+def make_request(**overrides: object) -> ModelRequest:
+    fields: dict[str, object] = {
+        "model": "local-model",
+        "instructions": "be brief",
+        "input": [user_message("hello")],
+    }
+    fields.update(overrides)
+    return ModelRequest(**fields)  # type: ignore[arg-type]
+
+
+async def collect(prov: ChatCompletionsProvider, request: ModelRequest) -> list[StreamEvent]:
+    return [event async for event in prov.stream(request)]
+
+
+async def failure(
+    prov: ChatCompletionsProvider, request: ModelRequest | None = None
+) -> ProviderError:
+    with pytest.raises(ProviderError) as info:
+        await collect(prov, request or make_request())
+    return info.value
+
+
+HISTORY = [
+    developer_message("<user_instructions>be nice</user_instructions>"),
+    user_message("read a"),
+    {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "OPAQUE"},
+    assistant_message("Let me look.", "msg_1"),
+    function_call("read_file", '{"path": "a"}', "call_1", "fc_1"),
+    function_call("read_file", '{"path": "b"}', "call_2", "fc_2"),
+    function_call_output("call_1", "AAA"),
+    function_call_output("call_2", "BBB"),
+    {"type": "compaction", "id": "cmp_1", "encrypted_content": "SECRET-SUMMARY"},
+    function_call("list_dir", "{}", "call_3"),
+    function_call_output("call_3", "x.txt"),
+    user_message("thanks"),
+]
+
+EXPECTED_MESSAGES = [
+    {"role": "system", "content": "be brief"},
+    {"role": "system", "content": "<user_instructions>be nice</user_instructions>"},
+    {"role": "user", "content": "read a"},
+    {
+        "role": "assistant",
+        "content": "Let me look.",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+            },
+            {
+                "id": "call_2",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "b"}'},
+            },
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "AAA"},
+    {"role": "tool", "tool_call_id": "call_2", "content": "BBB"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_3",
+                "type": "function",
+                "function": {"name": "list_dir", "arguments": "{}"},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_3", "content": "x.txt"},
+    {"role": "user", "content": "thanks"},
+]
+
+
+def test_items_become_chat_messages() -> None:
+    assert items_to_messages("be brief", HISTORY) == EXPECTED_MESSAGES
+
+
+def test_tools_become_nested_chat_tools() -> None:
+    assert tools_to_chat([TOOL, {"type": "web_search"}]) == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file",
+                "parameters": TOOL["parameters"],
+            },
+        }
+    ]
+
+
+async def test_request_body_is_built_from_items(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="ok"), endpoint="chat")
+    await collect(provider, make_request(input=HISTORY, tools=[TOOL]))
+    body = server.requests_to("chat")[-1].body
+    assert body["model"] == "local-model"
+    assert body["messages"] == EXPECTED_MESSAGES
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["tools"] == tools_to_chat([TOOL])
+    assert "OPAQUE" not in str(body) and "SECRET-SUMMARY" not in str(body)
+
+
+async def test_no_tools_key_without_tools(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="ok"), endpoint="chat")
+    await collect(provider, make_request())
+    assert "tools" not in server.requests_to("chat")[-1].body
+
+
+async def test_stream_yields_deltas_message_tool_calls_and_usage(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(
+        Reply(
+            text="I will read two files.",
+            function_calls=[
+                ToolCall("read_file", {"path": "a"}, call_id="call_a"),
+                ToolCall("read_file", {"path": "b"}),
+            ],
+            usage={"input_tokens": 30, "output_tokens": 12, "total_tokens": 42, "cached_tokens": 8},
+        ),
+        endpoint="chat",
+    )
+    events = await collect(provider, make_request(tools=[TOOL]))
+
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    items = [e.item for e in events if isinstance(e, OutputItemDone)]
+    assert "".join(d.delta for d in deltas) == "I will read two files."
+    message, first, second = items
+    assert message["type"] == "message" and message["role"] == "assistant"
+    assert message["id"].startswith("msg_")
+    assert {d.item_id for d in deltas} == {message["id"]}
+    assert message["content"] == [
+        {"type": "output_text", "text": "I will read two files.", "annotations": []}
+    ]
+    assert first["type"] == second["type"] == "function_call"
+    assert (first["name"], first["call_id"], first["arguments"]) == (
+        "read_file",
+        "call_a",
+        '{"path": "a"}',
+    )
+    assert second["arguments"] == '{"path": "b"}'
+    assert second["call_id"] and second["call_id"] != first["call_id"]
+    assert first["id"].startswith("fc_")
+
+    completed = events[-1]
+    assert isinstance(completed, Completed)
+    assert completed.response_id
+    assert completed.usage is not None
+    assert (completed.usage.input_tokens, completed.usage.output_tokens) == (30, 12)
+    assert completed.usage.total_tokens == 42
+    assert completed.usage.cached_tokens == 8
+    assert not completed.usage.estimated
+
+
+async def test_usage_is_estimated_when_the_server_sends_none(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="twelve chars", include_usage=False), endpoint="chat")
+    events = await collect(provider, make_request())
+    completed = events[-1]
+    assert isinstance(completed, Completed)
+    assert completed.usage is not None
+    assert completed.usage.estimated
+    assert completed.usage.input_tokens == math.ceil(len("be briefhello") / 4)
+    assert completed.usage.output_tokens == 3
+    assert completed.usage.total_tokens == completed.usage.input_tokens + 3
+
+
+async def test_tool_call_only_reply_has_no_message_item(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(function_calls=[ToolCall("list_dir", {})]), endpoint="chat")
+    events = await collect(provider, make_request(tools=[TOOL]))
+    items = [e.item for e in events if isinstance(e, OutputItemDone)]
+    assert [i["type"] for i in items] == ["function_call"]
+
+
+async def test_inband_error_chunk(server: ModelServer, provider: ChatCompletionsProvider) -> None:
+    server.enqueue(Fault.inband_error("model runner crashed"), endpoint="chat")
+    error = await failure(provider)
+    assert error.category == "server"
+    assert "model runner crashed" in error.message
+
+
+async def test_inband_overflow_chunk(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(
+        Fault.inband_error("the request exceeds the available context size"), endpoint="chat"
+    )
+    assert (await failure(provider)).category == "context_overflow"
+
+
+@pytest.mark.parametrize("mid_stream", [False, True])
+async def test_overflow(
+    server: ModelServer, provider: ChatCompletionsProvider, mid_stream: bool
+) -> None:
+    server.enqueue(Fault.overflow(mid_stream=mid_stream), endpoint="chat")
+    assert (await failure(provider)).category == "context_overflow"
+
+
+async def test_401_and_cut_and_malformed(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Fault.status(401), endpoint="chat")
+    server.enqueue(Fault.cut(after_chunks=2), endpoint="chat")
+    server.enqueue(Fault.malformed(), endpoint="chat")
+    auth = await failure(provider)
+    assert auth.category == "auth"
+    assert auth.message == f"the server rejected the API key for {server.url}"
+    assert (await failure(provider)).category == "stream"
+    assert (await failure(provider)).category == "malformed"
+
+
+async def test_stream_ending_without_finish_reason_is_stream_error() -> None:
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}],
+    }
+    body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    prov = ChatCompletionsProvider("http://model.invalid/v1", KEY, http_client=client)
+    try:
+        error = await failure(prov)
+    finally:
+        await prov.close()
+    assert error.category == "stream"
+    assert error.message == "stream closed before the completion finished"
+
+
+async def test_silent_truncation_is_overflow(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    big = "lorem ipsum dolor sit amet " * 500  # ~13 500 bytes: estimate ~3 400 tokens
+    server.enqueue(
+        Reply(text="ok", usage={"input_tokens": 1024, "output_tokens": 1}), endpoint="chat"
+    )
+    error = await failure(provider, make_request(input=[user_message(big)]))
+    assert error.category == "context_overflow"
+    assert "truncated the prompt (reported 1024 tokens for about" in error.message
+
+
+async def test_plausible_prompt_count_is_not_truncation(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    big = "lorem ipsum dolor sit amet " * 500
+    server.enqueue(
+        Reply(text="ok", usage={"input_tokens": 3000, "output_tokens": 1}), endpoint="chat"
+    )
+    events = await collect(provider, make_request(input=[user_message(big)]))
+    assert isinstance(events[-1], Completed)
+
+
+async def test_small_prompts_never_count_as_truncated(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="ok", usage={"input_tokens": 1, "output_tokens": 1}), endpoint="chat")
+    events = await collect(provider, make_request(input=[user_message("x" * 4000)]))
+    assert isinstance(events[-1], Completed)
+
+
+async def test_no_remote_compaction(provider: ChatCompletionsProvider) -> None:
+    assert not provider.supports_remote_compaction
+    with pytest.raises(ProviderError) as info:
+        await provider.compact(make_request())
+    assert info.value.category == "not_found"
+    assert "Chat Completions" in info.value.message
+
+
+async def test_cancel_closes_the_stream_promptly(server: ModelServer) -> None:
+    probe = ClosingProbe()
+    provider = ChatCompletionsProvider(
+        server.url, KEY, http_client=httpx2.AsyncClient(transport=probe)
+    )
+    server.enqueue(Reply(text="word " * 400, delay_per_chunk=0.05), endpoint="chat")
+    first_delta = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in provider.stream(make_request()):
+            if isinstance(event, TextDelta):
+                first_delta.set()
+
+    try:
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(first_delta.wait(), timeout=5)
+        started = time.monotonic()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        assert task.cancelled()
+        assert probe.closed.is_set()
+        assert time.monotonic() - started < 0.2
+    finally:
+        await provider.close()
