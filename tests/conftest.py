@@ -1,0 +1,95 @@
+"""Shared fixtures: a scripted loopback model server and core configs pointing at it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import CoreConfig, Session
+from app.demo import ModelServer
+
+REPO = Path(__file__).resolve().parents[1]
+TIKTOKEN_CACHE = Path(
+    os.environ.get("TIKTOKEN_CACHE_DIR") or REPO.parent / "shared" / "data" / "tiktoken-cache"
+)
+TEST_KEY = "sk-test-SECRET-4f9a2c"
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    srv = ModelServer(mode="scripted").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def make_config(server: ModelServer, tmp_path: Path) -> Callable[..., CoreConfig]:
+    def build(**overrides: Any) -> CoreConfig:
+        values: dict[str, Any] = {
+            "base_url": server.url,
+            "api_key": TEST_KEY,
+            "model": "test-model",
+            "instructions": "You are a test assistant.",
+            "data_dir": tmp_path / "data",
+            "tokenizer_cache_dir": TIKTOKEN_CACHE if TIKTOKEN_CACHE.is_dir() else tmp_path / "tk",
+            "tokenizer_download": False,
+            "retry_base_delay": 0.001,
+        }
+        values.update(overrides)
+        return CoreConfig(**values)
+
+    return build
+
+
+async def collect(
+    session: Session, until: str = "turn_complete", timeout: float = 10.0
+) -> list[Any]:
+    """Events up to and including the first of type ``until``."""
+    events: list[Any] = []
+
+    async def consume() -> None:
+        async for event in session.events():
+            events.append(event)
+            if event.type == until:
+                return
+
+    await asyncio.wait_for(consume(), timeout)
+    return events
+
+
+async def run(session: Session, op: Any, timeout: float = 10.0) -> list[Any]:
+    """Submit an op and return its events up to turn_complete."""
+    await session.submit(op)
+    return await collect(session, "turn_complete", timeout)
+
+
+def types(events: list[Any]) -> list[str]:
+    return [event.type for event in events]
+
+
+def of_type(events: list[Any], kind: str) -> list[Any]:
+    return [event for event in events if event.type == kind]
+
+
+def input_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role or type, text) for each item of a recorded request's input."""
+    out: list[tuple[str, str]] = []
+    for item in body["input"]:
+        if item.get("type", "message") == "message":
+            content = item["content"]
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(part.get("text", "") for part in content)
+            )
+            out.append((item["role"], text))
+        else:
+            out.append((item["type"], item.get("output") or item.get("arguments") or ""))
+    return out
