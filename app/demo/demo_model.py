@@ -190,6 +190,9 @@ class DemoModel:
             )
         if name == LIST_TOOL:
             path = str(args.get("path", "."))
+            # The tool's first line is a header ("./ (N entries)"), not an entry.
+            if lines and lines[0].rstrip().endswith(("entries)", "entry)")):
+                lines = lines[1:]
             shown = "\n".join(f"- `{line.strip()}`" for line in lines[:10])
             more = f"\n\n…and {len(lines) - 10} more." if len(lines) > 10 else ""
             return (

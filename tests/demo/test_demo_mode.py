@@ -133,6 +133,27 @@ async def test_tool_output_is_described(demo_client: openai.AsyncOpenAI) -> None
     assert "**4**" in text and "README.md" in text and "pyproject.toml" in text
 
 
+async def test_listing_header_from_the_real_tool_is_not_counted(
+    demo_client: openai.AsyncOpenAI,
+) -> None:
+    items = [
+        user("list the files"),
+        {
+            "type": "function_call",
+            "name": "list_directory",
+            "arguments": '{"path": "."}',
+            "call_id": "call_1",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": "./ (2 entries)\nREADME.md  (35 bytes)\nsub/",
+        },
+    ]
+    text = (await ask(demo_client, items, tools=TOOLS)).output_text
+    assert "**2**" in text and "entries)`" not in text
+
+
 async def test_code_request_gets_a_fenced_block(demo_client: openai.AsyncOpenAI) -> None:
     text = (await ask(demo_client, [user("write a python function to parse dates")])).output_text
     assert "```python" in text and "def parse_dates(" in text
