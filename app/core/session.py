@@ -468,6 +468,7 @@ class Session:
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
+        user_recorded = False
         try:
             self._undo = None
             self._undo_refusal = _UNDO_AFTER_TURN
@@ -483,15 +484,13 @@ class Session:
                 },
             )
             await self._maybe_compact_before_turn(turn_id, previous_model)
-            self._ensure_initial_context(turn_id)
-            user_item = user_message(op.text)
-            self._append_item(user_item, turn_id)
-            item = p.TurnItem(id=new_id("user"), kind="user_message", data={"text": op.text})
-            self._emit(p.ItemStarted(turn_id=turn_id, item=item))
-            self._emit(p.ItemCompleted(turn_id=turn_id, item=item))
+            self._record_user_message(turn_id, op.text)
+            user_recorded = True
             last_message = await self._sampling_loop(turn_id, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
+            if not user_recorded:  # stopped during pre-turn compaction: keep the message
+                self._record_user_message(turn_id, op.text)
             self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
         except TurnFailed:
             status = "failed"
@@ -505,6 +504,13 @@ class Session:
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
             )
         )
+
+    def _record_user_message(self, turn_id: str, text: str) -> None:
+        self._ensure_initial_context(turn_id)
+        self._append_item(user_message(text), turn_id)
+        item = p.TurnItem(id=new_id("user"), kind="user_message", data={"text": text})
+        self._emit(p.ItemStarted(turn_id=turn_id, item=item))
+        self._emit(p.ItemCompleted(turn_id=turn_id, item=item))
 
     def _finish_turn(self) -> None:
         if self._writer is not None:

@@ -643,6 +643,23 @@ async def test_cancel_compaction_changes_nothing(server, make_config):
     await session.close()
 
 
+async def test_stopping_a_pre_turn_compaction_keeps_the_new_message(server, make_config):
+    session = await Session.open(make_config(context_window=1000))
+    await chat(session, server, "q1", "a1", total=950)
+    before = session.history()
+    server.enqueue(Fault.hang(5))
+    await session.submit(ops.UserTurn(text="my new question"))
+    await asyncio.to_thread(server.wait_for_requests, 2, "responses")
+    await session.submit(ops.Interrupt())
+    events = await collect(session, "turn_complete")
+    assert events[-1].status == "aborted"
+    assert not of_type(events, "context_compacted")
+    history = session.history()
+    assert history[: len(before)] == before  # not compacted
+    assert input_texts({"input": history})[-1] == ("user", "my new question")
+    await session.close()
+
+
 async def test_context_compacted_carries_the_figures(server, make_config):
     session = await Session.open(make_config())
     await chat(session, server, "q1", "a1", total=300)
