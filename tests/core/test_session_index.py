@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core import items
+from app.core import rollout as rollout_module
 from app.core import session_index as session_index_module
 from app.core.rollout import RolloutWriter, read_rollout, repair_tail, rollout_path
 from app.core.session_index import SessionIndex, SessionInfo, make_title
@@ -246,6 +247,8 @@ def test_grown_rollout_is_updated_from_its_appended_records_only(
     path = write_session(tmp_path, "a", [])
     before = SessionIndex(tmp_path).get("a")
     assert before is not None and before.title == "New conversation"
+    # The new records are written later than the first read (a fixed clock, not a race).
+    monkeypatch.setattr(rollout_module, "utc_timestamp", lambda: "2099-01-01T00:00:00.000Z")
     with RolloutWriter(path) as writer:
         writer.append("response_item", {"item": items.user_message("late question")})
         writer.append("event", {"type": "token_count", "total": 77})

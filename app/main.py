@@ -1,0 +1,219 @@
+"""Coco's launcher: ``coco`` and ``python -m app`` call :func:`main`.
+
+Parses the command line, sets up logging, builds the Qt application on a qasync event loop,
+loads the settings, starts the offline demo model when nothing is configured (or
+``--offline``), opens the last session (or the one asked for) and runs until the window closes.
+A second launch on the same profile hands over to the running one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import platform
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from app import __version__
+
+log = logging.getLogger("coco")
+
+DEMO_TOKENS_PER_SECOND = 60
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line: ``--data-dir``, ``--offline``, ``--session``, ``--log-level``,
+    ``--self-test``, ``--version``."""
+    parser = argparse.ArgumentParser(
+        prog="coco",
+        description="Coco: a desktop chat client for LLMs, built around conversation compaction.",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, metavar="PATH",
+        help="an isolated profile: sessions, settings and API keys (PATH/config, keys in a "
+             "private file rather than the system keyring) and logs (PATH/logs)",
+    )
+    parser.add_argument(
+        "--offline", action="store_true",
+        help="use the built-in offline demo model, whatever is configured",
+    )
+    parser.add_argument("--session", metavar="ID", help="open the session with this id")
+    parser.add_argument(
+        "--log-level", default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
+        help="log level for the log file and stderr (default: INFO to the file, "
+             "WARNING to stderr)",
+    )
+    parser.add_argument(
+        "--self-test", action="store_true",
+        help="drive the window through a short conversation with compactions, report, exit",
+    )
+    parser.add_argument("--version", action="version", version=f"Coco {__version__}")
+    return parser.parse_args(argv)
+
+
+def configure_application(app: Any) -> None:
+    """Names and icon the desktop uses for Coco (the Wayland app id is the desktop file)."""
+    from app.appinfo import APP_ID, APP_NAME
+    from app.ui.icons import app_icon
+
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
+
+
+def _session_exists(sessions_dir: Path, session_id: str) -> bool:
+    from app.core.rollout import rollout_path
+
+    try:
+        return rollout_path(sessions_dir, session_id).exists()
+    except (ValueError, OSError):
+        return False
+
+
+async def _run(window: Any, session_id: str | None, explicit: bool) -> int:
+    closed = asyncio.Event()
+    window.closed.connect(closed.set)
+    if session_id and not explicit and not _session_exists(window.context.sessions_dir,
+                                                           session_id):
+        session_id = None  # the last session was never written to (an empty new one)
+    await window.open_session(session_id)
+    for warning in window.context.load_warnings:
+        window.transcript.add_notice("warning", warning)
+    window.show()
+    window.composer.focus()
+    await closed.wait()
+    return 0
+
+
+def _focus_window(window: Any, message: str) -> None:
+    """A second launch asked for this window (and maybe a session)."""
+    from app.ui.single_instance import bring_to_front, parse_message
+
+    parsed = parse_message(message)
+    if parsed is None:
+        return
+    bring_to_front(window)
+    _command, session_id = parsed
+    if session_id and (window.session is None or window.session.id != session_id):
+        window._schedule_open(session_id)
+
+
+def _ensure_std_streams() -> None:
+    """A windowed Windows build has no stdout/stderr (None); printing must not crash it."""
+    import os
+
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start Coco; returns the process exit code."""
+    _ensure_std_streams()
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else 0
+
+    if args.self_test:
+        from app.selftest import run_self_test
+
+        return run_self_test(args.data_dir, log_level=args.log_level)
+
+    import qasync  # type: ignore[import-untyped]
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.applog import crash_message, install_excepthook, setup_logging
+    from app.core.secrets import SecretStore
+    from app.paths import AppPaths
+    from app.ui.app_context import AppContext
+    from app.ui.crash_dialog import show_crash_dialog
+    from app.ui.loop import install_asyncgen_hooks
+    from app.ui.main_window import MainWindow
+    from app.ui.qt_messages import route_qt_messages
+    from app.ui.single_instance import SingleInstance, focus_message, server_name
+
+    paths = AppPaths.resolve(args.data_dir)
+    log_file = setup_logging(paths.log_dir, args.log_level)
+    route_qt_messages()
+    log.info("Coco %s starting (Python %s, %s; profile %s%s)", __version__,
+             platform.python_version(), sys.platform, paths.data_dir,
+             ", isolated" if paths.isolated else "")
+
+    app = QApplication.instance() or QApplication(["coco"])
+    assert isinstance(app, QApplication)
+    configure_application(app)
+    # The window closes itself once its session is shut down; Qt must not quit before that.
+    app.setQuitOnLastWindowClosed(False)
+
+    instance = SingleInstance(server_name(paths.data_dir))
+    if not instance.claim(focus_message(args.session)):
+        print("Coco is already running with this profile; switched to its window.")
+        return 0
+
+    server_box: list[Any] = []
+
+    def start_demo() -> str:
+        from app.demo import ModelServer
+
+        server = ModelServer(mode="demo", tokens_per_second=DEMO_TOKENS_PER_SECOND).start()
+        server_box.append(server)
+        log.info("Offline demo model listening on %s", server.url)
+        return str(server.url)
+
+    def stop_demo() -> None:
+        while server_box:
+            server_box.pop().stop()
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    install_asyncgen_hooks(loop)
+    uninstall_hook = None
+    previous_sigint = signal.getsignal(signal.SIGINT)
+    try:
+        context = AppContext(
+            config_dir=paths.config_dir, data_dir=paths.data_dir, start_demo=start_demo,
+            stop_demo=stop_demo, offline=args.offline, log_dir=paths.log_dir,
+            log_file=log_file,
+            # An isolated profile keeps its keys too: in its own 0600 file, not the keyring
+            # every profile of this user shares.
+            secrets=SecretStore(paths.config_dir, use_keyring=not paths.isolated),
+        )
+        window = MainWindow(context)
+        instance.message_received.connect(lambda message: _focus_window(window, message))
+        uninstall_hook = install_excepthook(
+            lambda message: show_crash_dialog(message, log_file, window), log_file
+        )
+        # Ctrl+C in the terminal closes the window properly (the session is shut down).
+        signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
+        wake = QTimer()
+        wake.start(250)  # lets Python run its signal handlers while Qt idles
+        wake.timeout.connect(lambda: None)
+        session_id = args.session or context.settings.last_session_id or None
+        with loop:
+            code: int = loop.run_until_complete(_run(window, session_id, bool(args.session)))
+        context.close()
+        log.info("Coco closed")
+        return code
+    except Exception as exc:  # a start-up failure: say what happened, never a bare traceback
+        log.critical("Coco could not start", exc_info=True)
+        print(crash_message(exc, log_file), file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, previous_sigint)
+        if uninstall_hook is not None:
+            uninstall_hook()
+        instance.release()
+        stop_demo()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

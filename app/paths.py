@@ -1,0 +1,41 @@
+"""Where one Coco profile keeps its files: settings, sessions, logs.
+
+The default profile uses the platform's folders (platformdirs). ``--data-dir PATH`` makes an
+isolated profile with everything under PATH, so a second profile, a demo or a test never touches
+the user's real settings, keys or sessions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.config import default_config_dir, default_data_dir, default_log_dir
+
+LOG_FILE_NAME = "coco.log"
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    """The folders of one profile. ``isolated`` is True for a ``--data-dir`` profile."""
+
+    data_dir: Path
+    config_dir: Path
+    log_dir: Path
+    isolated: bool = False
+
+    @classmethod
+    def resolve(cls, data_dir: Path | None = None) -> AppPaths:
+        """The default profile, or an isolated one with everything under ``data_dir``."""
+        if data_dir is None:
+            return cls(default_data_dir(), default_config_dir(), default_log_dir())
+        root = data_dir.expanduser().resolve()
+        return cls(root, root / "config", root / "logs", isolated=True)
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.data_dir / "sessions"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / LOG_FILE_NAME

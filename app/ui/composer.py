@@ -1,0 +1,301 @@
+"""The composer: a multi-line input (Enter sends, Shift+Enter breaks the line), Send and Stop,
+a completion list of slash commands, and an inline hint for commands that cannot run."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .commands import (
+    Command,
+    CommandProblem,
+    CommandSpec,
+    completions,
+    parse_command,
+    unescape_message,
+)
+from .theme import colors
+from .widgets import tool_button
+
+COMPACT_STREAMING_REASON = "'/compact' is disabled while a response is streaming"
+COMPACT_RUNNING_REASON = "'/compact' is disabled while a compaction is running"
+BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
+
+
+class ComposerEdit(QPlainTextEdit):
+    """The text box. Key handling is delegated to the composer (send, popup navigation)."""
+
+    def __init__(self, composer: Composer) -> None:
+        super().__init__(composer)
+        self._composer = composer
+        self.setTabChangesFocus(False)
+        self.setPlaceholderText("Message Coco…  (Enter sends, Shift+Enter new line, / for commands)")
+        self.setAccessibleName("Message")
+        self.setToolTip("Type a message; Enter sends, Shift+Enter adds a line, / lists commands")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().contentsChanged.connect(self._fit_height)
+        self._fit_height()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if not self._composer.handle_key(event):
+            super().keyPressEvent(event)
+
+    def _fit_height(self) -> None:
+        # Grow with the text up to ~8 lines, then scroll inside.
+        line = QFontMetrics(self.font()).lineSpacing()
+        lines = max(1, min(8, int(self.document().size().height())))
+        margins = self.contentsMargins()
+        frame = int(self.document().documentMargin() * 2) + margins.top() + margins.bottom()
+        self.setFixedHeight(lines * line + frame + 4)
+
+
+class Composer(QWidget):
+    """Emits ``message_submitted(text)`` for messages and ``command_submitted(Command)`` for
+    known slash commands; unknown ones stay in the box with an inline hint."""
+
+    message_submitted = Signal(str)
+    command_submitted = Signal(object)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.busy = False
+        self.compact_block_reason = ""  # non-empty: /compact is refused with this text
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 4, 12, 8)
+        layout.setSpacing(4)
+
+        self.popup = QListWidget(self)
+        self.popup.setAccessibleName("Commands")
+        self.popup.setToolTip("Slash commands: ↑/↓ to choose, Tab to complete, Enter to run")
+        self.popup.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.popup.itemClicked.connect(self._accept_item)
+        self.popup.hide()
+        layout.addWidget(self.popup)
+
+        self.hint = QLabel(self)
+        self.hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.hint.setWordWrap(True)
+        self.hint.setAccessibleName("Composer hint")
+        self.hint.hide()
+        layout.addWidget(self.hint)
+
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        self.edit = ComposerEdit(self)
+        self.edit.textChanged.connect(self._on_text_changed)
+        row.addWidget(self.edit, 1)
+        self.send_button: QToolButton = tool_button(
+            "send", "Send (Enter)", "Send message", self
+        )
+        self.send_button.setIconSize(QSize(20, 20))
+        self.send_button.clicked.connect(self.submit)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        self.stop_button: QToolButton = tool_button(
+            "stop", "Stop the reply or the compaction (Esc)", "Stop", self
+        )
+        self.stop_button.setIconSize(QSize(20, 20))
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.setEnabled(False)
+        row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        layout.addLayout(row)
+        self._update_buttons()
+
+    # -- state ------------------------------------------------------------------------------
+
+    def set_busy(self, busy: bool, compact_block_reason: str = "") -> None:
+        """A turn runs (Send is refused, Stop works); ``compact_block_reason`` gates /compact."""
+        self.busy = busy
+        self.compact_block_reason = compact_block_reason
+        self._update_buttons()
+        if not busy and self.hint.isVisible() and self.hint.text() in (
+            BUSY_REASON, COMPACT_STREAMING_REASON, COMPACT_RUNNING_REASON
+        ):
+            self.hide_hint()
+
+    def _update_buttons(self) -> None:
+        self.stop_button.setEnabled(self.busy)
+        self.send_button.setEnabled(not self.busy)
+        self.send_button.setToolTip(BUSY_REASON if self.busy else "Send (Enter)")
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.edit.setPlainText(text)
+        cursor = self.edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.edit.setTextCursor(cursor)
+
+    def focus(self) -> None:
+        self.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    # -- hints ------------------------------------------------------------------------------
+
+    def show_hint(self, text: str, kind: str = "warning") -> None:
+        c = colors()
+        color = {"warning": c.warning, "error": c.error}.get(kind, c.muted)
+        self.hint.setStyleSheet(f"color: {color};")
+        self.hint.setText(text)
+        self.hint.show()
+
+    def hide_hint(self) -> None:
+        self.hint.hide()
+        self.hint.setText("")
+
+    # -- submit -----------------------------------------------------------------------------
+
+    def submit(self) -> None:
+        """Send what is typed: a command, a message, or an inline hint when neither can go."""
+        text = self.text()
+        if not text.strip():
+            return
+        parsed = parse_command(text)
+        if isinstance(parsed, CommandProblem):
+            self.show_hint(parsed.hint)
+            return
+        if isinstance(parsed, Command):
+            if parsed.name == "compact" and self.compact_block_reason:
+                self.show_hint(self.compact_block_reason)
+                return
+            if self.busy and parsed.name not in ("export",):
+                self.show_hint(BUSY_REASON)
+                return
+            self._clear()
+            self.command_submitted.emit(parsed)
+            return
+        if self.busy:
+            self.show_hint(BUSY_REASON)
+            return
+        self._clear()
+        self.message_submitted.emit(unescape_message(text))
+
+    def _clear(self) -> None:
+        self.edit.clear()
+        self.hide_hint()
+        self.popup.hide()
+
+    # -- popup ------------------------------------------------------------------------------
+
+    def _on_text_changed(self) -> None:
+        text = self.text()
+        if self.hint.isVisible() and self.hint.text() not in (BUSY_REASON,):
+            self.hide_hint()
+        self._update_popup(text)
+
+    def _update_popup(self, text: str) -> None:
+        # The list shows while the command word is being typed (no space or newline yet).
+        typing_command = text.startswith("/") and not text.startswith("//") and not any(
+            ch.isspace() for ch in text
+        )
+        specs = completions(text) if typing_command else []
+        if not specs:
+            self.popup.hide()
+            return
+        self.popup.clear()
+        for spec in specs:
+            item = QListWidgetItem(f"{spec.usage}  —  {spec.help}")
+            item.setData(Qt.ItemDataRole.UserRole, spec.name)
+            item.setToolTip(spec.help)
+            if spec.name == "compact" and self.compact_block_reason:
+                item.setText(f"{spec.usage}  —  {self.compact_block_reason}")
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+            self.popup.addItem(item)
+        self.popup.setCurrentRow(self._first_enabled_row())
+        row_height = self.popup.sizeHintForRow(0) if self.popup.count() else 20
+        self.popup.setFixedHeight(row_height * len(specs) + 2 * self.popup.frameWidth() + 2)
+        self.popup.show()
+
+    def _first_enabled_row(self) -> int:
+        for index in range(self.popup.count()):
+            if self.popup.item(index).flags() & Qt.ItemFlag.ItemIsEnabled:
+                return index
+        return 0
+
+    def popup_commands(self) -> list[str]:
+        """The names listed in the completion popup (empty when hidden)."""
+        if not self.popup.isVisible():
+            return []
+        return [
+            str(self.popup.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.popup.count())
+        ]
+
+    def _spec_of(self, item: QListWidgetItem | None) -> CommandSpec | None:
+        if item is None:
+            return None
+        name = item.data(Qt.ItemDataRole.UserRole)
+        return next((s for s in completions("/") if s.name == name), None)
+
+    def _accept_item(self, item: QListWidgetItem | None, run: bool = False) -> None:
+        spec = self._spec_of(item)
+        if spec is None:
+            return
+        if not (item and item.flags() & Qt.ItemFlag.ItemIsEnabled):
+            self.show_hint(self.compact_block_reason or BUSY_REASON)
+            return
+        if spec.takes_argument and not run:
+            self.set_text(f"/{spec.name} ")
+        else:
+            self.set_text(f"/{spec.name}")
+        self.popup.hide()
+        if run and not spec.needs_argument:
+            self.submit()
+        elif run:
+            self.set_text(f"/{spec.name} ")
+        self.edit.setFocus()
+
+    def _move_selection(self, step: int) -> None:
+        count = self.popup.count()
+        if not count:
+            return
+        row = self.popup.currentRow()
+        for _ in range(count):
+            row = (row + step) % count
+            if self.popup.item(row).flags() & Qt.ItemFlag.ItemIsEnabled:
+                break
+        self.popup.setCurrentRow(row)
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def handle_key(self, event: QKeyEvent) -> bool:
+        """Keys the composer owns; True when handled (the edit must not see it)."""
+        key = event.key()
+        mods = event.modifiers()
+        popup = self.popup.isVisible()
+        if popup and key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            self._move_selection(-1 if key == Qt.Key.Key_Up else 1)
+            return True
+        if popup and key == Qt.Key.Key_Tab:
+            self._accept_item(self.popup.currentItem(), run=False)
+            return True
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                return False  # a new line
+            if popup:
+                self._accept_item(self.popup.currentItem(), run=True)
+                return True
+            self.submit()
+            return True
+        if key == Qt.Key.Key_Escape:
+            if popup:
+                self.popup.hide()
+                return True
+            if self.busy:
+                self.stop_requested.emit()
+                return True
+            if self.hint.isVisible():
+                self.hide_hint()
+                return True
+        return False

@@ -1,0 +1,107 @@
+"""Short texts the window shows: token figures, the context gauge, compaction progress."""
+
+from __future__ import annotations
+
+import math
+
+STAGE_TEXT = {
+    "remote": "Compacting remotely…",
+    "local": "Summarising locally…",
+    "summary_delta": "Summarising locally…",
+    "retrying": "Retrying…",
+    "trimming": "Trimming older items…",
+}
+
+TRIGGER_TEXT = {
+    "manual": "manual",
+    "auto": "automatic",
+    "overflow": "automatic (context overflow)",
+    "model_switch": "automatic (model switch)",
+}
+
+STRATEGY_TEXT = {
+    "local": "local summary",
+    "remote": "remote (server-side)",
+    "remote_then_local": "remote failed → local summary",
+}
+
+
+def format_tokens(n: int) -> str:
+    """``182000`` → ``182k``; ``1500`` → ``1.5k``; ``950`` → ``950``; ``2_300_000`` → ``2.3M``."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
+
+
+def format_duration(ms: int) -> str:
+    """``2100`` → ``2.1 s``; ``95000`` → ``1 min 35 s``."""
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def gauge_percent(total: int, context_window: int | None) -> int | None:
+    """Share of the window in use, 0–100 (clamped), or None when the window is unknown."""
+    if not context_window or context_window <= 0:
+        return None
+    return max(0, min(100, math.floor(total * 100 / context_window)))
+
+
+def gauge_text(
+    total: int,
+    context_window: int | None,
+    auto_compact_limit: int | None,
+    approximate: bool,
+    auto_compact: bool = True,
+) -> str:
+    """The status-bar line, e.g. ``41 % of context used · auto-compact at 90 %``."""
+    approx = "≈" if approximate else ""
+    percent = gauge_percent(total, context_window)
+    if percent is None:
+        head = f"{approx}{format_tokens(total)} tokens in context"
+    else:
+        head = f"{approx}{percent} % of context used"
+    if not auto_compact:
+        return f"{head} · auto-compact off"
+    if auto_compact_limit and context_window:
+        limit_percent = round(auto_compact_limit * 100 / context_window)
+        return f"{head} · auto-compact at {limit_percent} %"
+    if auto_compact_limit:
+        return f"{head} · auto-compact at {format_tokens(auto_compact_limit)} tokens"
+    return head
+
+
+def gauge_level(total: int, context_window: int | None, auto_compact_limit: int | None) -> str:
+    """``ok``, ``near`` (within 15 points of the limit) or ``over`` (at/after the limit)."""
+    limit = auto_compact_limit or (int(context_window * 0.9) if context_window else None)
+    if not limit:
+        return "ok"
+    if total >= limit:
+        return "over"
+    if context_window and total >= limit - context_window * 0.15:
+        return "near"
+    if not context_window and total >= limit * 0.8:
+        return "near"
+    return "ok"
+
+
+def progress_text(stage: str, elapsed_s: float, trimmed: int = 0, automatic: bool = False) -> str:
+    """The spinner's line, e.g. ``Compacting remotely… 2.1 s`` or ``Retrying (trimmed 2 items)…``."""
+    if stage in ("retrying", "trimming") and trimmed:
+        noun = "item" if trimmed == 1 else "items"
+        text = f"Retrying (trimmed {trimmed} {noun})…"
+    else:
+        text = STAGE_TEXT.get(stage, "Compacting…")
+    prefix = "Auto-compacting · " if automatic else ""
+    return f"{prefix}{text} {elapsed_s:.1f} s"
+
+
+def compacted_text(tokens_before: int, tokens_after: int) -> str:
+    """``Context compacted 182k → 21k tokens``."""
+    return f"Context compacted {format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens"

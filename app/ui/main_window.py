@@ -1,0 +1,713 @@
+"""The main window: sessions on the left, the transcript and composer in the middle, the Model
+view on the right, compaction controls in the toolbar and the context gauge in the status bar.
+
+It owns one ``SessionBridge`` at a time; every core event goes through ``_on_event`` to the
+widgets that render it, and every user action becomes an op. It never edits the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStatusBar,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core import Session, ops
+from app.core import protocol as p
+from app.core.session_index import SessionIndex
+from app.core.settings import AppSettings
+
+from .app_context import AppContext
+from .bridge import SessionBridge
+from .commands import Command
+from .composer import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Composer
+from .export import transcript_to_json, transcript_to_markdown
+from .help_dialogs import AboutDialog, ShortcutsDialog
+from .icons import app_icon, icon
+from .model_view import ModelViewPanel
+from .notifications import Notifications
+from .session_list import SessionListPanel
+from .settings_dialog import SettingsDialog
+from .single_instance import bring_to_front
+from .state import ActivityState
+from .status import StatusIndicator
+from .theme import colors
+from .transcript import TranscriptView
+
+log = logging.getLogger(__name__)
+
+DEMO_BANNER = "You are chatting with Coco's offline demo model — no key or network needed."
+COMPACT_TIP = "Summarise the conversation now to free context (Ctrl+K)"
+
+
+class DemoBanner(QFrame):
+    """The first-run banner: says the demo model is in use, offers the settings."""
+
+    open_settings = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("demoBanner")
+        self.setAccessibleName("Offline demo notice")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 6, 8, 6)
+        self.icon_label = QLabel()
+        layout.addWidget(self.icon_label)
+        self.label = QLabel(DEMO_BANNER)
+        self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.button = QPushButton("Open settings")
+        self.button.setAccessibleName("Open settings")
+        self.button.setToolTip("Choose a model provider and enter an API key")
+        self.button.clicked.connect(self.open_settings)
+        layout.addWidget(self.button)
+        self.restyle()
+
+    def restyle(self) -> None:
+        c = colors()
+        self.setStyleSheet(
+            f"QFrame#demoBanner {{ background: {c.banner_bg}; border-bottom: 1px solid {c.border}; }}"
+        )
+        self.icon_label.setPixmap(icon("info", c.accent).pixmap(16, 16))
+
+
+class MainWindow(QMainWindow):
+    """Coco's window. Open a session with ``await window.open_session(id_or_None)``."""
+
+    closed = Signal()
+    session_opened = Signal(str)
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.session: Session | None = None
+        self.bridge: SessionBridge | None = None
+        self.state = ActivityState()
+        self._awaiting_turn = False  # a message was sent; its turn has not started yet
+        self._closing = False
+        self._close_done = False
+        self._opening: asyncio.Future[Any] | None = None
+        self._settings_dialog: SettingsDialog | None = None
+        self._summaries: list[str] = []
+        self.setWindowTitle("Coco")
+        self.setWindowIcon(app_icon())
+        self.setAccessibleName("Coco")
+        self.resize(1200, 780)
+
+        self._build_actions()
+        self._build_toolbar()
+        self._build_menus()
+        self._build_body()
+        self._build_status()
+        self.notifications = Notifications(
+            self, enabled=lambda: bool(self.context.settings.notifications)
+        )
+        self.notifications.activated.connect(self._bring_to_front)
+        self._update_controls()
+        self._restore_geometry()
+
+    # ================================================================ construction
+
+    def _action(
+        self, name: str, text: str, tip: str, icon_name: str | None = None,
+        shortcut: str | QKeySequence | QKeySequence.StandardKey | None = None,
+    ) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.new_action = self._action("new", "New session", "Start a new session (Ctrl+N)",
+                                       "new", QKeySequence.StandardKey.New)
+        self.new_action.triggered.connect(lambda: self.start_new_session())
+        self.compact_action = self._action("compact", "Compact", COMPACT_TIP, "compact", "Ctrl+K")
+        self.compact_action.triggered.connect(lambda: self.compact())
+        self.undo_action = self._action(
+            "undo_compact", "Undo compaction",
+            "Put the history back as it was before the last compaction", "undo",
+        )
+        self.undo_action.triggered.connect(self.undo_compaction)
+        self.stop_action = self._action("stop", "Stop", "Stop the reply or the compaction (Esc)",
+                                        "stop", "Esc")
+        self.stop_action.triggered.connect(self.stop)
+        self.model_view_action = self._action(
+            "model_view", "Model view", "Show exactly what the model sees next", "model-view",
+            "Ctrl+M",
+        )
+        self.model_view_action.setCheckable(True)
+        self.model_view_action.toggled.connect(self._toggle_model_view)
+        self.sidebar_action = self._action("sidebar", "Sessions", "Show or hide the session list",
+                                           "sidebar", "Ctrl+B")
+        self.sidebar_action.setCheckable(True)
+        self.sidebar_action.setChecked(True)
+        self.sidebar_action.toggled.connect(lambda on: self.sessions.setVisible(on))
+        self.settings_action = self._action("settings", "Settings…",
+                                            "Provider, model and compaction settings (Ctrl+,)",
+                                            "settings", "Ctrl+,")
+        self.settings_action.triggered.connect(self.open_settings)
+        self.export_md_action = self._action("export_md", "Export as Markdown…",
+                                             "Save this session as a Markdown file", "export")
+        self.export_md_action.triggered.connect(lambda: self.export("markdown"))
+        self.export_json_action = self._action("export_json", "Export as JSON…",
+                                               "Save this session as a JSON file", "export")
+        self.export_json_action.triggered.connect(lambda: self.export("json"))
+        self.focus_action = self._action("focus_composer", "Focus composer",
+                                         "Put the cursor in the message box (Ctrl+L)", None,
+                                         "Ctrl+L")
+        self.focus_action.triggered.connect(lambda: self.composer.focus())
+        self.quit_action = self._action("quit", "Quit", "Close Coco", None,
+                                        QKeySequence.StandardKey.Quit)
+        self.quit_action.triggered.connect(self.close)
+        self.shortcuts_action = self._action("shortcuts", "Keyboard shortcuts",
+                                             "List every keyboard shortcut", None, "F1")
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        self.about_action = self._action("about", "About Coco",
+                                         "Version and the folders this profile uses", None)
+        self.about_action.triggered.connect(self.show_about)
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Main", self)
+        bar.setObjectName("mainToolbar")
+        bar.setAccessibleName("Main toolbar")
+        bar.setMovable(False)
+        bar.setIconSize(QSize(18, 18))
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        bar.addAction(self.sidebar_action)
+        bar.addAction(self.new_action)
+        bar.addSeparator()
+        bar.addAction(self.compact_action)
+        bar.addAction(self.model_view_action)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        export_button = QToolButton(bar)
+        export_button.setText("Export")
+        export_button.setIcon(icon("export"))
+        export_button.setToolTip("Export this session to Markdown or JSON")
+        export_button.setAccessibleName("Export")
+        export_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(export_button)
+        menu.addAction(self.export_md_action)
+        menu.addAction(self.export_json_action)
+        export_button.setMenu(menu)
+        self.export_button = export_button
+        bar.addWidget(export_button)
+        bar.addAction(self.settings_action)
+        self.addToolBar(bar)
+        self.toolbar = bar
+        for action in bar.actions():
+            widget = bar.widgetForAction(action)
+            if widget is not None and action.text():
+                widget.setAccessibleName(action.text().rstrip("…"))
+        self.compact_button = bar.widgetForAction(self.compact_action)
+
+    def _build_menus(self) -> None:
+        menu_bar = self.menuBar()
+        file_menu = menu_bar.addMenu("&File")
+        file_menu.addAction(self.new_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_md_action)
+        file_menu.addAction(self.export_json_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        session_menu = menu_bar.addMenu("&Session")
+        session_menu.addAction(self.compact_action)
+        session_menu.addAction(self.undo_action)
+        session_menu.addAction(self.stop_action)
+        session_menu.addAction(self.focus_action)
+        view_menu = menu_bar.addMenu("&View")
+        view_menu.addAction(self.sidebar_action)
+        view_menu.addAction(self.model_view_action)
+        help_menu = menu_bar.addMenu("&Help")
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(self.about_action)
+
+    def _build_body(self) -> None:
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setChildrenCollapsible(False)
+        self.sessions = SessionListPanel(self.context.sessions_dir, self.splitter)
+        self.sessions.session_activated.connect(self._on_session_activated)
+        self.sessions.new_session_requested.connect(lambda: self.start_new_session())
+        self.sessions.session_deleted.connect(self._on_session_deleted)
+        self.sessions.problem.connect(self.show_problem)
+
+        centre = QWidget(self.splitter)
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        self.banner = DemoBanner(centre)
+        self.banner.open_settings.connect(self.open_settings)
+        self.banner.hide()
+        column.addWidget(self.banner)
+        self.transcript = TranscriptView(centre)
+        self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
+        column.addWidget(self.transcript, 1)
+        self.composer = Composer(centre)
+        self.composer.message_submitted.connect(self.send_message)
+        self.composer.command_submitted.connect(self.run_command)
+        self.composer.stop_requested.connect(self.stop)
+        column.addWidget(self.composer)
+
+        self.model_view = ModelViewPanel(self.splitter)
+        self.model_view.hide()
+        self.splitter.addWidget(self.sessions)
+        self.splitter.addWidget(centre)
+        self.splitter.addWidget(self.model_view)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 0)
+        self.splitter.setSizes([240, 700, 360])
+        self.setCentralWidget(self.splitter)
+
+    def _build_status(self) -> None:
+        status = QStatusBar(self)
+        self.setStatusBar(status)
+        self.model_label = QLabel("")
+        self.model_label.setAccessibleName("Model")
+        self.model_label.setToolTip("The model this session talks to")
+        status.addWidget(self.model_label)
+        self.indicator = StatusIndicator(status)
+        self.indicator.stop_requested.connect(self.stop)
+        status.addPermanentWidget(self.indicator)
+
+    def _restore_geometry(self) -> None:
+        saved = self.context.settings.window_geometry
+        if saved:
+            try:
+                self.restoreGeometry(QByteArray.fromBase64(saved.encode("ascii")))
+            except (ValueError, UnicodeEncodeError):
+                pass
+
+    # ================================================================ sessions
+
+    async def open_session(self, session_id: str | None = None) -> bool:
+        """Show ``session_id`` (resumed from disk) or a new session; False when it could not
+        be opened (the reason is shown and a new session takes its place)."""
+        await self._close_bridge()
+        self.transcript.clear()
+        self.state = ActivityState()
+        self._awaiting_turn = False
+        self._summaries = []
+        self.notifications.reset()
+        try:
+            config = self.context.core_config()
+        except ValueError as exc:
+            self.show_problem(f"{exc} Using the offline demo model instead.")
+            self.context.offline = True
+            config = self.context.core_config()
+        self.state.default_stage = (
+            "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
+        )
+        opened = True
+        try:
+            session = await Session.open(config, session_id=session_id)
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            if session_id is None:
+                raise
+            opened = False
+            session = await Session.open(config)
+            self.transcript.add_notice("error", f"Could not open that session: {exc}")
+        self.session = session
+        self.bridge = SessionBridge(session, self)
+        self.bridge.event_received.connect(self._on_event)
+        self.bridge.failed.connect(self.show_problem)
+        if session_id is not None and opened:
+            entries = session.transcript()
+            self.transcript.load_entries(entries)
+            self._summaries = [str(e.get("summary") or "") for e in entries
+                               if e.get("kind") == "compaction"]
+            self._restore_undo(entries)
+        self.bridge.start()
+        self.banner.setVisible(self.context.using_demo)
+        self.model_label.setText(self._model_text(config))
+        self.context.remember(last_session_id=session.id)
+        self.sessions.set_current(session.id)
+        self._update_title()
+        self.refresh_model_view()
+        self._update_controls()
+        self.session_opened.emit(session.id)
+        return opened
+
+    def _restore_undo(self, entries: list[dict[str, Any]]) -> None:
+        """After resume, Undo is offered on a manual compaction no turn has followed (the core
+        allows undo until the next turn starts)."""
+        rows = self.transcript.compaction_rows()
+        last = next((i for i in range(len(entries) - 1, -1, -1)
+                     if entries[i].get("kind") == "compaction"), None)
+        if last is None or not rows:
+            return
+        entry = entries[last]
+        later_items = any(e.get("kind") == "item" for e in entries[last + 1:])
+        if entry.get("trigger") == "manual" and not entry.get("undone") and not later_items:
+            rows[-1].set_undoable(True)
+
+    @staticmethod
+    def _model_text(config: Any) -> str:
+        if str(config.model) == "coco-demo":
+            return "coco-demo · offline demo model"
+        return f"{config.model} · {config.base_url}"
+
+    def start_new_session(self) -> asyncio.Future[Any]:
+        """Open a new, empty session (Ctrl+N, /new)."""
+        return self._schedule_open(None)
+
+    def _on_session_activated(self, session_id: str) -> None:
+        self._schedule_open(session_id)
+
+    def _schedule_open(self, session_id: str | None) -> asyncio.Future[Any]:
+        self._opening = asyncio.ensure_future(self.open_session(session_id))
+        self._opening.add_done_callback(self._report_open_failure)
+        return self._opening
+
+    def _report_open_failure(self, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            log.error("Opening a session failed", exc_info=future.exception())
+            self.show_problem(f"Could not open a session: {future.exception()}")
+
+    def _on_session_deleted(self, session_id: str) -> None:
+        if self.session is not None and session_id == self.session.id:
+            self.start_new_session()
+
+    async def _close_bridge(self) -> None:
+        bridge, self.bridge = self.bridge, None
+        self.session = None
+        if bridge is not None:
+            bridge.event_received.disconnect(self._on_event)
+            await bridge.close()
+            bridge.deleteLater()
+
+    def _update_title(self) -> None:
+        title = "New conversation"
+        if self.session is not None:
+            try:
+                info = SessionIndex(self.context.sessions_dir).get(self.session.id)
+            except OSError:
+                info = None
+            if info is not None:
+                title = info.title
+        self.setWindowTitle(f"{title} — Coco")
+
+    # ================================================================ events
+
+    def _on_event(self, event: Any) -> None:
+        self.state.apply(event)
+        changes = self.state.changes
+        kind = event.type
+        if kind == "turn_started":
+            self._awaiting_turn = False
+        self.transcript.handle_event(event)
+        self.notifications.handle_event(event)
+        if kind == "token_count":
+            self._show_usage(event)
+        if "compaction_started" in changes:
+            self.indicator.start_compaction(
+                self.state.compaction_automatic, self.state.stage,
+                lambda: self.state.compaction_elapsed,
+            )
+        if "stage" in changes and self.state.compacting:
+            self.indicator.set_stage(self.state.stage, self.state.trimmed, self.state.stage_message)
+        if kind == "context_compacted":
+            self.indicator.finish_compaction(event.tokens_before, event.tokens_after)
+            self._summaries.append(event.summary)
+        elif "compaction_ended" in changes:
+            self.indicator.end_compaction()
+        if kind in ("turn_complete", "context_compacted", "compaction_undone",
+                    "session_configured"):
+            self.refresh_model_view()
+        if kind == "turn_complete":
+            if event.kind == "regular" and event.status == "aborted":
+                self._note_interrupted()
+            self.sessions.set_current(self.session.id if self.session else "")
+            self._update_title()
+        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
+            self._update_controls()
+
+    def _note_interrupted(self) -> None:
+        rows = self.transcript.notice_rows("warning")
+        if not rows or rows[-1] is not self.transcript.rows[-1]:
+            self.transcript.add_notice("warning", "Interrupted by the user.")
+
+    def _show_usage(self, event: p.TokenCount) -> None:
+        config = self.session.config if self.session is not None else None
+        self.indicator.set_usage(
+            event.total, event.context_window, event.auto_compact_limit, event.approximate,
+            auto_compact=config.auto_compact if config is not None else True,
+        )
+
+    def refresh_model_view(self) -> None:
+        """Reload the Model view from ``session.history()`` (only when it is shown)."""
+        if self.session is None or not self.model_view.isVisible():
+            return
+        usage = self.session.token_usage()
+        self.model_view.set_history(
+            self.session.history(), self._summaries, usage.total, usage.approximate
+        )
+
+    def _toggle_model_view(self, on: bool) -> None:
+        self.model_view.setVisible(on)
+        self.refresh_model_view()
+
+    # ================================================================ state of the controls
+
+    @property
+    def busy(self) -> bool:
+        return self.state.busy or self._awaiting_turn
+
+    def compact_block_reason(self) -> str:
+        """Why Compact is refused right now ("" when it is allowed)."""
+        if self.state.compacting:
+            return COMPACT_RUNNING_REASON
+        if self.busy:
+            return COMPACT_STREAMING_REASON
+        return ""
+
+    def _update_controls(self) -> None:
+        reason = self.compact_block_reason()
+        has_session = self.session is not None
+        self.compact_action.setEnabled(has_session and not reason)
+        self.compact_action.setToolTip(reason or COMPACT_TIP)
+        if self.compact_button is not None:
+            self.compact_button.setToolTip(reason or COMPACT_TIP)
+        self.stop_action.setEnabled(self.busy)
+        self.undo_action.setEnabled(
+            not self.busy and any(r.undoable for r in self.transcript.compaction_rows())
+        )
+        self.composer.set_busy(self.busy, reason)
+
+    # ================================================================ user actions → ops
+
+    def _submit(self, op: p.Op) -> bool:
+        if self.bridge is None:
+            self.show_problem("No session is open yet.")
+            return False
+        self.bridge.submit(op)
+        return True
+
+    def send_message(self, text: str) -> None:
+        """Send a user message (the composer already refused it while busy)."""
+        if self._submit(ops.UserTurn(text=text)):
+            self._awaiting_turn = True
+            self.transcript.scroll_to_bottom()
+            self._update_controls()
+
+    def compact(self, focus: str | None = None) -> bool:
+        """Submit ``ops.Compact`` unless a reply is streaming (then say why)."""
+        reason = self.compact_block_reason()
+        if reason:
+            self.composer.show_hint(reason)
+            return False
+        if not self._submit(ops.Compact(focus=focus or None)):
+            return False
+        self._awaiting_turn = True
+        self.transcript.scroll_to_bottom()
+        self._update_controls()
+        return True
+
+    def undo_compaction(self) -> None:
+        if self.busy:
+            self.composer.show_hint("Undo is possible once the current turn has finished.")
+            return
+        self._submit(ops.UndoCompaction())
+
+    def stop(self) -> None:
+        """Interrupt the streaming reply or the running compaction (Esc, Stop)."""
+        if self.busy:
+            self._submit(ops.Interrupt())
+
+    def run_command(self, command: Command) -> None:
+        """Run a slash command from the composer."""
+        if command.name == "compact":
+            self.compact(command.argument or None)
+        elif command.name == "new":
+            self.start_new_session()
+        elif command.name == "undo-compact":
+            self.undo_compaction()
+        elif command.name == "model":
+            self.switch_model(command.argument)
+        elif command.name == "export":
+            self.export(None)
+
+    def switch_model(self, name: str) -> None:
+        """``/model <name>``: save the model and apply it to the open session."""
+        if self.context.using_demo:
+            self.composer.show_hint(
+                "The offline demo model cannot switch models; choose a provider in Settings."
+            )
+            return
+        settings = self.context.settings.model_copy(update={"model": name.strip()})
+        self.apply_settings(settings, None)
+        self.transcript.add_notice("background", f"Model switched to {name.strip()}.")
+
+    # ================================================================ settings
+
+    def open_settings(self) -> SettingsDialog:
+        """Show the settings panel (non-blocking); Save applies to the open session."""
+        if self._settings_dialog is not None and self._settings_dialog.isVisible():
+            self._settings_dialog.raise_()
+            return self._settings_dialog
+        dialog = SettingsDialog(
+            self.context.settings,
+            key_lookup=self.context.lookup_key,
+            key_backend=getattr(self.context.secrets, "backend_name", "secret store"),
+            config_builder=self.context.test_config,
+            parent=self,
+        )
+        dialog.saved.connect(self.apply_settings)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
+        self._settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
+        """Persist ``settings`` (and the key), then apply them to the open session."""
+        was_demo = self.context.using_demo
+        try:
+            self.context.save_settings(settings, api_key)
+        except (OSError, ValueError) as exc:
+            self.show_problem(f"Could not save the settings: {exc}")
+            return False
+        self.context.offline = self.context.offline and settings.provider == "demo"
+        try:
+            config = self.context.core_config()
+        except ValueError as exc:
+            self.show_problem(str(exc))
+            return False
+        self.banner.setVisible(self.context.using_demo)
+        self.model_label.setText(self._model_text(config))
+        self.state.default_stage = (
+            "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
+        )
+        if self.session is None:
+            return True
+        if was_demo != self.context.using_demo:
+            # Demo ↔ real provider: a different model entirely; continue in a new session.
+            self.transcript.add_notice(
+                "background", "Settings saved. A new session uses the new provider."
+            )
+            self.start_new_session()
+            return True
+        self._submit(ops.UpdateConfig(config=config))
+        self.transcript.add_notice("background", "Settings saved and applied to this session.")
+        return True
+
+    # ================================================================ export
+
+    def choose_export_path(self, kind: str | None) -> tuple[Path, str] | None:
+        """Ask where to save; (path, "markdown" | "json"), or None when cancelled."""
+        filters = "Markdown (*.md);;JSON (*.json)"
+        initial = "Markdown (*.md)" if kind != "json" else "JSON (*.json)"
+        title = self.windowTitle().split(" — ")[0] or "session"
+        safe = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in title).strip()[:60]
+        suggested = str(Path.home() / f"{safe or 'coco-session'}{'.json' if kind == 'json' else '.md'}")
+        path, chosen = QFileDialog.getSaveFileName(self, "Export session", suggested, filters,
+                                                   initial)
+        if not path:
+            return None
+        fmt = "json" if chosen.startswith("JSON") or path.lower().endswith(".json") else "markdown"
+        return Path(path), fmt
+
+    def export(self, kind: str | None) -> Path | None:
+        """Write the transcript to a file the user picks (Markdown or JSON)."""
+        if self.session is None:
+            return None
+        choice = self.choose_export_path(kind)
+        if choice is None:
+            return None
+        path, fmt = choice
+        entries = self.session.transcript()
+        title = self.windowTitle().split(" — ")[0]
+        render = transcript_to_json if fmt == "json" else transcript_to_markdown
+        text = render(entries, title=title, session_id=self.session.id,
+                      model=self.session.config.model)
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.show_problem(f"Could not export to {path}: {exc.strerror or exc}")
+            return None
+        self.statusBar().showMessage(f"Exported to {path}", 6000)
+        return path
+
+    # ================================================================ help
+
+    def show_shortcuts(self) -> QDialog:
+        """Help → Keyboard shortcuts (read from this window's actions)."""
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> QDialog:
+        """Help → About: version and this profile's folders."""
+        dialog = AboutDialog(self.context.paths, self.context.log_file, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _bring_to_front(self) -> None:
+        bring_to_front(self)  # un-minimise only: a maximised window stays maximised
+
+    # ================================================================ problems
+
+    def show_problem(self, message: str) -> None:
+        """A problem the user should see, inline in the transcript (never a traceback)."""
+        self.transcript.add_notice("error", message)
+
+    # ================================================================ closing
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._close_done:
+            event.accept()
+            return
+        event.ignore()
+        if not self._closing:
+            self._closing = True
+            self.context.remember(
+                window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+            )
+            asyncio.ensure_future(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        try:
+            await self._close_bridge()
+        finally:
+            self._close_done = True
+            self.close()
+            self.closed.emit()
+
+    def changeEvent(self, event: Any) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:
+            self.banner.restyle()
+            QTimer.singleShot(0, self._update_controls)

@@ -1,0 +1,146 @@
+"""Markdown → HTML for Qt's rich-text widgets, with highlighted code and copy links.
+
+Model output is untrusted: raw HTML is escaped (``html: False``), images become plain links (no
+request is ever made for them), and link targets other than http(s) are left inert by the view.
+Each fenced code block gets a header with a ``coco-copy:N`` link; ``RenderedMarkdown.code_blocks``
+holds the text that link copies.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from pygments import highlight  # type: ignore[import-untyped]
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+from pygments.lexers import (  # type: ignore[import-untyped]
+    TextLexer,
+    get_lexer_by_name,
+    guess_lexer,
+)
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+from .theme import Colors
+
+COPY_SCHEME = "coco-copy"
+
+
+@dataclass
+class RenderedMarkdown:
+    """The HTML for a message and the plain text of each of its code blocks, in order."""
+
+    html: str
+    code_blocks: list[str] = field(default_factory=list)
+
+
+def _lexer(lang: str, code: str) -> Any:
+    if lang:
+        try:
+            return get_lexer_by_name(lang, stripall=False)
+        except ClassNotFound:
+            return TextLexer()
+    try:
+        # Guessing is slow on big blocks and often wrong on small ones; only for mid sizes.
+        return guess_lexer(code) if 40 <= len(code) <= 4000 else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+class MarkdownRenderer:
+    """Renders Markdown for one palette; build a new one when the palette changes."""
+
+    def __init__(self, colors: Colors, pygments_style: str) -> None:
+        self._colors = colors
+        self._formatter = HtmlFormatter(nowrap=True, noclasses=True, style=pygments_style)
+        self._md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+        self._md.enable(["table", "strikethrough"])
+        # markdown-it binds each rule to its renderer, so register plain functions.
+        def fence(_r: Any, tokens: Sequence[Token], idx: int, opts: OptionsDict, env: EnvType) -> str:
+            return self._render_fence(tokens, idx, opts, env)
+
+        def image(_r: Any, tokens: Sequence[Token], idx: int, opts: OptionsDict, env: EnvType) -> str:
+            return self._render_image(tokens, idx, opts, env)
+
+        self._md.add_render_rule("fence", fence)
+        self._md.add_render_rule("code_block", fence)
+        self._md.add_render_rule("image", image)
+
+    # -- public -----------------------------------------------------------------------------
+
+    def render(self, text: str) -> RenderedMarkdown:
+        """HTML for ``text`` plus its code blocks (for the copy links)."""
+        env: dict[str, Any] = {"code_blocks": []}
+        body = self._md.render(text, env)
+        # Markdown tables (only they render a bare <table>) get visible cell borders.
+        body = body.replace(
+            "<table>",
+            f'<table border="1" cellspacing="0" cellpadding="4" '
+            f'style="border-color: {self._colors.border}; border-style: solid;">',
+        )
+        return RenderedMarkdown(html=body, code_blocks=list(env["code_blocks"]))
+
+    def style_sheet(self) -> str:
+        """The document style sheet the views install (sizes, spacing, inline code)."""
+        c = self._colors
+        return (
+            f"a {{ color: {c.accent}; }}"
+            f"code {{ font-family: monospace; background-color: {c.code_bg}; }}"
+            "pre { font-family: monospace; margin: 0; }"
+            "h1 { font-size: x-large; } h2 { font-size: large; } h3 { font-size: medium; }"
+            "p { margin-top: 4px; margin-bottom: 4px; }"
+            f"th {{ background-color: {c.code_bg}; }}"
+            f"blockquote {{ color: {c.muted}; }}"
+        )
+
+    # -- render rules -----------------------------------------------------------------------
+
+    def _render_fence(
+        self,
+        tokens: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
+        token = tokens[idx]
+        code = token.content
+        lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+        blocks: list[str] = env.setdefault("code_blocks", [])
+        number = len(blocks)
+        blocks.append(code.rstrip("\n"))
+        highlighted = highlight(code, _lexer(lang, code), self._formatter).rstrip("\n")
+        c = self._colors
+        label = html.escape(lang) if lang else "code"
+        # A one-cell-per-row table is the box model Qt's rich text renders reliably.
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="6" '
+            f'style="background-color: {c.code_bg}; border: 1px solid {c.border}; '
+            f'margin-top: 4px; margin-bottom: 4px;">'
+            f'<tr><td style="color: {c.muted};">{label}'
+            f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}">Copy code</a></td></tr>'
+            f"<tr><td><pre>{highlighted}</pre></td></tr></table>\n"
+        )
+
+    def _render_image(
+        self,
+        tokens: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
+        # Never load images: show them as a link the user can choose to open.
+        token = tokens[idx]
+        src = str(token.attrGet("src") or "")
+        alt = html.escape(token.content or "image")
+        if src.startswith(("http://", "https://")):
+            return f'[image: <a href="{html.escape(src, quote=True)}">{alt}</a>]'
+        return f"[image: {alt}]"
+
+
+def plain_to_html(text: str) -> str:
+    """Plain text (user messages, tool output) as HTML that preserves line breaks."""
+    return "<p style=\"white-space: pre-wrap;\">" + html.escape(text) + "</p>"

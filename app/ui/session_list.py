@@ -1,0 +1,260 @@
+"""The sidebar: sessions newest first, a search box (titles and content), new, rename, delete.
+
+Deleting asks first and moves the session file to the trash folder (``SessionIndex.delete``);
+nothing is erased. The list reads a fresh ``SessionIndex`` on every refresh, so sessions written
+by the open session show up without coordination.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.session_index import SessionIndex, SessionInfo
+
+from .format import format_tokens
+from .icons import icon
+from .widgets import tool_button
+
+log = logging.getLogger(__name__)
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def when_text(stamp: str, now: datetime | None = None) -> str:
+    """``2025-03-01T14:03:00Z`` → ``14:03`` today, ``Mar 1`` this year, else ``2024-03-01``."""
+    try:
+        moment = datetime.fromisoformat(stamp).astimezone()
+    except ValueError:
+        return ""
+    now = now or datetime.now().astimezone()
+    if moment.date() == now.date():
+        return moment.strftime("%H:%M")
+    if moment.year == now.year:
+        return f"{moment:%b} {moment.day}"
+    return moment.strftime("%Y-%m-%d")
+
+
+class SessionListPanel(QWidget):
+    """Lists sessions; emits ``session_activated(id)`` on click and ``new_session_requested``."""
+
+    session_activated = Signal(str)
+    new_session_requested = Signal()
+    session_deleted = Signal(str)
+    problem = Signal(str)
+
+    def __init__(self, sessions_dir: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sessions_dir = sessions_dir
+        self.current_id = ""
+        self.setAccessibleName("Sessions")
+        self.setMinimumWidth(180)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+
+        top = QHBoxLayout()
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search sessions")
+        self.search.setClearButtonEnabled(True)
+        search_action = self.search.addAction(
+            icon("search"), QLineEdit.ActionPosition.LeadingPosition
+        )
+        search_action.setToolTip("Search sessions")
+        self.search.setAccessibleName("Search sessions")
+        self.search.setToolTip("Filter sessions by title and by what was said in them")
+        for button in self.search.findChildren(QToolButton):  # the search icon and clear button
+            is_clear = button.defaultAction() is not search_action
+            button.setAccessibleName("Clear search" if is_clear else "Search")
+            button.setToolTip("Clear the search" if is_clear else "Search sessions")
+        top.addWidget(self.search, 1)
+        self.new_button = tool_button("new", "New session (Ctrl+N)", "New session", self)
+        self.new_button.clicked.connect(self.new_session_requested)
+        top.addWidget(self.new_button)
+        layout.addLayout(top)
+
+        self.list = QListWidget(self)
+        self.list.setAccessibleName("Session list")
+        self.list.setToolTip("Click a session to open it; right-click to rename or delete")
+        self.list.setWordWrap(True)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._context_menu)
+        self.list.itemClicked.connect(self._on_clicked)
+        self.list.itemActivated.connect(self._on_clicked)
+        self.list.itemChanged.connect(self._on_item_changed)
+        layout.addWidget(self.list, 1)
+
+        bottom = QHBoxLayout()
+        self.rename_button = tool_button("rename", "Rename the selected session", "Rename session",
+                                         self)
+        self.rename_button.clicked.connect(self._rename_selected)
+        self.delete_button = tool_button(
+            "delete", "Move the selected session to the trash folder", "Delete session", self
+        )
+        self.delete_button.clicked.connect(self._delete_selected)
+        bottom.addStretch(1)
+        bottom.addWidget(self.rename_button)
+        bottom.addWidget(self.delete_button)
+        layout.addLayout(bottom)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _text: self._debounce.start())
+        self._filling = False
+        self.refresh()
+
+    # -- data -------------------------------------------------------------------------------
+
+    def _index(self) -> SessionIndex:
+        return SessionIndex(self.sessions_dir)
+
+    def refresh(self) -> None:
+        """Reload the list (applying the search text)."""
+        self._debounce.stop()
+        try:
+            index = self._index()
+            query = self.search.text().strip()
+            infos = index.search(query) if query else index.list()
+        except OSError as exc:
+            self.problem.emit(f"Could not read the session list: {exc}")
+            infos = []
+        self._fill(infos)
+
+    def _fill(self, infos: list[SessionInfo]) -> None:
+        self._filling = True
+        self.list.clear()
+        for info in infos:
+            item = QListWidgetItem(self._label(info))
+            item.setData(ID_ROLE, info.id)
+            item.setData(TITLE_ROLE, info.title)
+            item.setToolTip(
+                f"{info.title}\n{info.message_count} messages · "
+                f"{format_tokens(info.tokens)} tokens in context"
+            )
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            self.list.addItem(item)
+            if info.id == self.current_id:
+                item.setSelected(True)
+                self.list.setCurrentItem(item)
+        self._filling = False
+
+    @staticmethod
+    def _label(info: SessionInfo) -> str:
+        when = when_text(info.updated_at)
+        return f"{info.title}\n{when}" if when else info.title
+
+    def session_ids(self) -> list[str]:
+        return [str(self.list.item(i).data(ID_ROLE)) for i in range(self.list.count())]
+
+    def titles(self) -> list[str]:
+        return [str(self.list.item(i).data(TITLE_ROLE)) for i in range(self.list.count())]
+
+    def set_current(self, session_id: str) -> None:
+        """Mark the open session (refreshes the list so a new one appears)."""
+        self.current_id = session_id
+        self.refresh()
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _on_clicked(self, item: QListWidgetItem) -> None:
+        session_id = str(item.data(ID_ROLE))
+        if session_id and session_id != self.current_id:
+            self.session_activated.emit(session_id)
+
+    def _selected(self) -> QListWidgetItem | None:
+        items = self.list.selectedItems()
+        return items[0] if items else self.list.currentItem()
+
+    def _rename_selected(self) -> None:
+        item = self._selected()
+        if item is not None:
+            # Edit the title in place; the second line (the date) is not part of it.
+            self._filling = True
+            item.setText(str(item.data(TITLE_ROLE)))
+            self._filling = False
+            self.list.editItem(item)
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        if self._filling:
+            return
+        title = item.text().strip()
+        if title and title != item.data(TITLE_ROLE):
+            self.rename_session(str(item.data(ID_ROLE)), title)
+        else:
+            self.refresh()
+
+    def rename_session(self, session_id: str, title: str) -> bool:
+        """Give a session a new title; False (and a ``problem``) when it cannot be done."""
+        try:
+            self._index().rename(session_id, title)
+        except (KeyError, ValueError, OSError) as exc:
+            message = "A session title cannot be empty" if isinstance(exc, ValueError) else (
+                f"Could not rename the session: {exc}"
+            )
+            self.problem.emit(message)
+            self.refresh()
+            return False
+        self.refresh()
+        return True
+
+    def confirm_delete(self, title: str) -> bool:
+        """Ask before deleting (tests replace this)."""
+        answer = QMessageBox.question(
+            self,
+            "Delete session",
+            f"Move “{title}” to the trash folder?\n\nThe file is kept in "
+            f"{self.sessions_dir / 'trash'} and can be restored by moving it back.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _delete_selected(self) -> None:
+        item = self._selected()
+        if item is not None:
+            self.delete_session(str(item.data(ID_ROLE)), str(item.data(TITLE_ROLE)))
+
+    def delete_session(self, session_id: str, title: str = "") -> bool:
+        """Confirm, then move the session to the trash; True when it was moved."""
+        if not self.confirm_delete(title or session_id):
+            return False
+        try:
+            self._index().delete(session_id)
+        except (KeyError, FileNotFoundError, OSError) as exc:
+            self.problem.emit(f"Could not delete the session: {exc}")
+            self.refresh()
+            return False
+        self.refresh()
+        self.session_deleted.emit(session_id)
+        return True
+
+    def _context_menu(self, position: QPoint) -> None:
+        item = self.list.itemAt(position)
+        if item is None:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        rename = menu.addAction(icon("rename"), "Rename")
+        delete = menu.addAction(icon("delete"), "Move to trash…")
+        chosen = menu.exec(self.list.viewport().mapToGlobal(position))
+        if chosen is rename:
+            self._rename_selected()
+        elif chosen is delete:
+            self._delete_selected()

@@ -1,0 +1,556 @@
+"""The settings panel: provider, model, compaction options, prompt, workspace.
+
+Validation is inline: each field with a problem shows why right under it and Save stays disabled
+until every problem is fixed. "Test connection" asks the server for its model list through the
+core's provider (a real request) and says what happened in words. The dialog only collects and
+checks values; the window saves them (settings file + secret store) and applies them to the open
+session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.config import CoreConfig
+from app.core.settings import (
+    MAX_AUTO_COMPACT_PERCENT,
+    MIN_AUTO_COMPACT_PERCENT,
+    AppSettings,
+    preset_base_url,
+    preset_model,
+    preset_wire_api,
+)
+
+from .theme import colors
+
+log = logging.getLogger(__name__)
+
+PROVIDERS: tuple[tuple[str, str], ...] = (
+    ("demo", "Offline demo model (no key, no network)"),
+    ("openai", "OpenAI"),
+    ("ollama", "Ollama"),
+    ("lmstudio", "LM Studio"),
+    ("custom", "Custom (OpenAI-compatible)"),
+)
+WIRE_APIS: tuple[tuple[str, str], ...] = (
+    ("responses", "Responses API (/responses)"),
+    ("chat", "Chat Completions (/chat/completions)"),
+)
+STYLES: tuple[tuple[str, str], ...] = (
+    ("handoff", "Handoff (like Codex: a note for the next model)"),
+    ("checkpoint", "Checkpoint (structured; merges earlier summaries)"),
+)
+NO_REMOTE_REASON = (
+    "Chat Completions has no remote compaction endpoint: compaction always runs locally."
+)
+NO_REMOTE_DEMO_REASON = "The offline demo model compacts locally."
+
+ConfigBuilder = Callable[[AppSettings, str], CoreConfig]
+
+
+def default_prompt_text(style: str) -> str:
+    """The built-in compaction prompt for ``style`` ("" if the core cannot load it)."""
+    try:
+        from app.core.compaction.prompts import default_prompt
+
+        return default_prompt(style)
+    except (ImportError, OSError):
+        return ""
+
+
+async def test_connection(config: CoreConfig) -> tuple[bool, str]:
+    """Ask the server for its models with the core's provider; (ok, what happened in words)."""
+    from app.core.providers.base import ProviderError
+    from app.core.providers.factory import make_provider
+
+    provider = make_provider(config)
+    try:
+        models = await provider.list_models()
+    except ProviderError as error:
+        status = f" (HTTP {error.status})" if error.status else ""
+        return False, f"Connection failed{status}: {error.message}"
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised
+        return False, f"Connection failed: {exc}"
+    finally:
+        try:
+            await provider.close()
+        except Exception:  # closing a failed client must not hide the result
+            log.debug("Closing the test provider failed", exc_info=True)
+    if not models:
+        return True, "Connected. The server lists no models."
+    if config.model in models:
+        return True, f"Connected. {len(models)} model(s) available, including {config.model}."
+    shown = ", ".join(models[:5]) + ("…" if len(models) > 5 else "")
+    return True, (
+        f"Connected, but the server does not list {config.model!r}. "
+        f"Available: {shown}"
+    )
+
+
+class SettingsDialog(QDialog):
+    """Edits an ``AppSettings`` and the API key; ``saved(settings, api_key)`` on Save."""
+
+    saved = Signal(object, str)
+
+    def __init__(
+        self,
+        settings: AppSettings,
+        *,
+        key_lookup: Callable[[str], str],
+        key_backend: str,
+        config_builder: ConfigBuilder,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Coco settings")
+        self.setAccessibleName("Settings")
+        self.setMinimumWidth(560)
+        self.resize(700, 760)
+        self._original = settings
+        self._key_lookup = key_lookup
+        self._config_builder = config_builder
+        self._errors: dict[str, str] = {}
+        self._test_task: asyncio.Future[Any] | None = None
+        self._key_loaded_for = ""
+
+        outer = QVBoxLayout(self)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        form = QFormLayout(body)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        self._form = form
+        self._error_labels: dict[str, QLabel] = {}
+
+        # -- provider ---------------------------------------------------------------------
+        self.provider = QComboBox()
+        for key, label in PROVIDERS:
+            self.provider.addItem(label, key)
+        self._describe(self.provider, "Provider", "Which kind of server Coco talks to")
+        form.addRow(self._heading("Model provider"))
+        form.addRow("Provider", self.provider)
+
+        self.base_url = QLineEdit()
+        self._describe(self.base_url, "Base URL",
+                       "The server's API address, e.g. https://api.openai.com/v1")
+        self._add_field("Base URL", "base_url", self.base_url)
+
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self._describe(self.api_key, "API key",
+                       f"Stored in the {key_backend}, never in the settings file or logs")
+        self.show_key = QCheckBox("Show")
+        self._describe(self.show_key, "Show API key", "Show the key while typing it")
+        self.show_key.toggled.connect(
+            lambda on: self.api_key.setEchoMode(
+                QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password
+            )
+        )
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.api_key, 1)
+        key_row.addWidget(self.show_key)
+        self._add_field("API key", "api_key", key_row)
+        self.key_note = QLabel(f"Saved in the {key_backend}.")
+        self.key_note.setStyleSheet(f"color: {colors().muted};")
+        self.key_note.setWordWrap(True)
+        form.addRow("", self.key_note)
+
+        self.model = QLineEdit()
+        self._describe(self.model, "Model", "The model name the server knows, e.g. gpt-4.1")
+        self._add_field("Model", "model", self.model)
+
+        self.wire_api = QComboBox()
+        for key, label in WIRE_APIS:
+            self.wire_api.addItem(label, key)
+        self._describe(self.wire_api, "Wire API", "The protocol the server speaks")
+        self._add_field("Wire API", "wire_api", self.wire_api)
+
+        self.context_window = QLineEdit()
+        self.context_window.setPlaceholderText("known for the model, or enter tokens")
+        self._describe(self.context_window, "Context window",
+                       "The model's context window in tokens; empty: Coco's table for the model")
+        self._add_field("Context window", "context_window", self.context_window)
+
+        self.instructions = QPlainTextEdit()
+        self.instructions.setFixedHeight(70)
+        self.instructions.setPlaceholderText("You are Coco, a helpful assistant.")
+        self._describe(self.instructions, "Instructions",
+                       "System instructions sent with every request")
+        form.addRow("Instructions", self.instructions)
+
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self._describe(self.test_button, "Test connection",
+                       "Ask the server for its models with these settings")
+        self.test_button.clicked.connect(self.start_test)
+        test_row.addWidget(self.test_button)
+        self.test_result = QLabel("")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextFormat(Qt.TextFormat.PlainText)
+        self.test_result.setAccessibleName("Connection test result")
+        test_row.addWidget(self.test_result, 1)
+        form.addRow("", test_row)
+
+        # -- compaction -------------------------------------------------------------------
+        form.addRow(self._heading("Compaction"))
+        self.auto_compact = QCheckBox("Compact automatically when the context is nearly full")
+        self._describe(self.auto_compact, "Automatic compaction",
+                       "Off: Coco never compacts on its own, not even on overflow")
+        form.addRow("", self.auto_compact)
+        self.threshold = QSpinBox()
+        self.threshold.setRange(MIN_AUTO_COMPACT_PERCENT, MAX_AUTO_COMPACT_PERCENT)
+        self.threshold.setSuffix(" %")
+        self._describe(self.threshold, "Auto-compact threshold",
+                       "Compact when this share of the context window is used (at most 90 %)")
+        form.addRow("Threshold", self.threshold)
+        self.remote = QCheckBox("Use the server's remote compaction (/responses/compact)")
+        self._describe(self.remote, "Remote compaction",
+                       "Let the server compact the history (OpenAI); falls back as set below")
+        form.addRow("", self.remote)
+        self.fallback = QCheckBox("Fall back to a local summary when remote compaction fails")
+        self._describe(self.fallback, "Fall back to local",
+                       "On failure (404, server error, network) summarise locally instead")
+        form.addRow("", self.fallback)
+        self.remote_reason = QLabel("")
+        self.remote_reason.setWordWrap(True)
+        self.remote_reason.setStyleSheet(f"color: {colors().muted};")
+        self.remote_reason.setAccessibleName("Why remote compaction is unavailable")
+        form.addRow("", self.remote_reason)
+        self.compaction_model = QLineEdit()
+        self.compaction_model.setPlaceholderText("same as the chat model")
+        self._describe(self.compaction_model, "Compaction model",
+                       "A cheaper model for local summaries; empty: the chat model")
+        form.addRow("Compaction model", self.compaction_model)
+        self.summary_style = QComboBox()
+        for key, label in STYLES:
+            self.summary_style.addItem(label, key)
+        self._describe(self.summary_style, "Summary style", "How summaries are written")
+        form.addRow("Summary style", self.summary_style)
+        self.prompt = QPlainTextEdit()
+        self.prompt.setMinimumHeight(120)
+        self._describe(self.prompt, "Compaction prompt",
+                       "The instruction the summarising model gets; edit it or reset it")
+        self.reset_prompt = QPushButton("Reset to default")
+        self._describe(self.reset_prompt, "Reset prompt to default",
+                       "Replace the text with the built-in prompt for the summary style")
+        self.reset_prompt.clicked.connect(self._reset_prompt)
+        prompt_box = QVBoxLayout()
+        prompt_box.addWidget(self.prompt)
+        prompt_box.addWidget(self.reset_prompt, 0, Qt.AlignmentFlag.AlignLeft)
+        form.addRow("Compaction prompt", prompt_box)
+
+        # -- tools ------------------------------------------------------------------------
+        form.addRow(self._heading("Tools"))
+        self.workspace = QLineEdit()
+        self.workspace.setPlaceholderText("no folder: tools off")
+        self._describe(self.workspace, "Workspace folder",
+                       "A folder the model may list and read (read-only); empty: no tools")
+        browse = QPushButton("Browse…")
+        self._describe(browse, "Choose workspace folder", "Pick the folder in a file dialog")
+        browse.clicked.connect(self._browse_workspace)
+        ws_row = QHBoxLayout()
+        ws_row.addWidget(self.workspace, 1)
+        ws_row.addWidget(browse)
+        self._add_field("Workspace folder", "workspace", ws_row)
+
+        form.addRow(self._heading("Desktop"))
+        self.notify = QCheckBox("Notify when a long reply or a compaction finishes")
+        self._describe(self.notify, "Notifications",
+                       "A system notification while Coco is in the background; it names what "
+                       "finished, never the contents")
+        form.addRow("", self.notify)
+
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self._describe(self.save_button, "Save settings", "Save and apply to the open session")
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        self._describe(cancel, "Cancel", "Close without saving")
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        outer.addWidget(self.buttons)
+
+        self._load(settings)
+        for line in (self.base_url, self.api_key, self.model, self.context_window, self.workspace):
+            line.textChanged.connect(self.validate)
+        self.provider.currentIndexChanged.connect(self._on_provider_changed)
+        self.wire_api.currentIndexChanged.connect(self._update_enabled)
+        self.remote.toggled.connect(self._update_enabled)
+        self.auto_compact.toggled.connect(self._update_enabled)
+        self.summary_style.currentIndexChanged.connect(self._on_style_changed)
+        self._update_enabled()
+        self.validate()
+
+    # -- building helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _describe(widget: QWidget, name: str, tip: str) -> None:
+        widget.setAccessibleName(name)
+        widget.setToolTip(tip)
+
+    @staticmethod
+    def _heading(text: str) -> QLabel:
+        label = QLabel(f"<b>{text}</b>")
+        label.setContentsMargins(0, 8, 0, 0)
+        return label
+
+    def _add_field(self, label: str, key: str, field: Any) -> None:
+        self._form.addRow(label, field)
+        error = QLabel("")
+        error.setWordWrap(True)
+        error.setStyleSheet(f"color: {colors().error};")
+        error.setAccessibleName(f"{label} problem")
+        error.hide()
+        self._error_labels[key] = error
+        self._form.addRow("", error)
+
+    # -- values -----------------------------------------------------------------------------
+
+    def _provider_key(self) -> str:
+        return str(self.provider.currentData())
+
+    def _load(self, s: AppSettings) -> None:
+        self.provider.setCurrentIndex(max(0, self.provider.findData(s.provider)))
+        self.base_url.setText(s.base_url)
+        self.model.setText(s.model)
+        self.wire_api.setCurrentIndex(max(0, self.wire_api.findData(s.wire_api)))
+        self.context_window.setText(str(s.context_window) if s.context_window else "")
+        self.instructions.setPlainText(s.instructions)
+        self.auto_compact.setChecked(s.auto_compact)
+        self.threshold.setValue(s.auto_compact_percent)
+        self.remote.setChecked(s.remote_compaction)
+        self.fallback.setChecked(s.remote_fallback_to_local)
+        self.compaction_model.setText(s.compaction_model)
+        self.summary_style.setCurrentIndex(max(0, self.summary_style.findData(s.summary_style)))
+        self.prompt.setPlainText(s.compact_prompt or default_prompt_text(s.summary_style))
+        self.workspace.setText(s.workspace)
+        self.notify.setChecked(s.notifications)
+        self._apply_presets(load_key=True)
+
+    def _effective_base_url(self) -> str:
+        return self.base_url.text().strip().rstrip("/") or preset_base_url(self._provider_key())
+
+    def _apply_presets(self, load_key: bool) -> None:
+        provider = self._provider_key()
+        self.base_url.setPlaceholderText(preset_base_url(provider) or "https://…/v1")
+        self.model.setPlaceholderText(preset_model(provider) or "model name")
+        if load_key:
+            self._load_key()
+
+    def _load_key(self) -> None:
+        url = self._effective_base_url()
+        if url and url != self._key_loaded_for:
+            try:
+                self.api_key.setText(self._key_lookup(url))
+            except Exception:  # noqa: BLE001 - an unreadable store just leaves the field empty
+                self.api_key.setText("")
+            self._key_loaded_for = url
+
+    def _on_provider_changed(self) -> None:
+        self._apply_presets(load_key=True)
+        self._update_enabled()
+        self.validate()
+
+    def _on_style_changed(self) -> None:
+        # Follow the style's default unless the user wrote their own prompt.
+        defaults = {default_prompt_text(key) for key, _ in STYLES}
+        if self.prompt.toPlainText().strip() in defaults:
+            self._reset_prompt()
+
+    def _reset_prompt(self) -> None:
+        self.prompt.setPlainText(default_prompt_text(str(self.summary_style.currentData())))
+
+    def _browse_workspace(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
+        if folder:
+            self.workspace.setText(folder)
+
+    def _update_enabled(self) -> None:
+        provider = self._provider_key()
+        demo = provider == "demo"
+        for widget in (self.base_url, self.api_key, self.show_key, self.model, self.test_button):
+            widget.setEnabled(not demo or widget is self.test_button)
+        fixed_wire = provider != "custom"
+        if fixed_wire:
+            wire = preset_wire_api(provider, str(self.wire_api.currentData()))
+            self.wire_api.setCurrentIndex(max(0, self.wire_api.findData(wire)))
+        self.wire_api.setEnabled(not fixed_wire)
+        self.wire_api.setToolTip(
+            "Set by the provider preset" if fixed_wire else "The protocol the server speaks"
+        )
+        self.threshold.setEnabled(self.auto_compact.isChecked())
+        no_remote = str(self.wire_api.currentData()) == "chat" or demo
+        reason = NO_REMOTE_DEMO_REASON if demo else NO_REMOTE_REASON
+        self.remote.setEnabled(not no_remote)
+        self.fallback.setEnabled(not no_remote and self.remote.isChecked())
+        if no_remote:
+            self.remote.setToolTip(reason)
+            self.fallback.setToolTip(reason)
+            self.remote_reason.setText(reason)
+            self.remote_reason.show()
+        else:
+            self.remote.setToolTip("Let the server compact the history (OpenAI)")
+            self.fallback.setToolTip(
+                "On failure (404, server error, network) summarise locally instead"
+                if self.remote.isChecked()
+                else "Only used with remote compaction on"
+            )
+            self.remote_reason.hide()
+
+    # -- validation -------------------------------------------------------------------------
+
+    def validate(self) -> bool:
+        """Check every field, show problems inline, enable Save only when all are fine."""
+        errors: dict[str, str] = {}
+        provider = self._provider_key()
+        url = self.base_url.text().strip()
+        if url and not url.lower().startswith(("http://", "https://")):
+            errors["base_url"] = "The base URL must start with http:// or https://."
+        elif provider == "custom" and not url:
+            errors["base_url"] = "A custom provider needs a base URL."
+        if provider == "custom" and not self.model.text().strip():
+            errors["model"] = "Enter the model name the server expects."
+        window = self.context_window.text().strip().replace("_", "").replace(",", "")
+        if window:
+            try:
+                value = int(window)
+            except ValueError:
+                errors["context_window"] = "Enter a whole number of tokens, or leave it empty."
+            else:
+                if value <= 0:
+                    errors["context_window"] = "The context window must be a positive number."
+                elif value < 1000:
+                    errors["context_window"] = "That is too small for any chat model (≥ 1000)."
+        workspace = self.workspace.text().strip()
+        if workspace and not Path(workspace).expanduser().is_dir():
+            errors["workspace"] = "This folder does not exist."
+        for key, label in self._error_labels.items():
+            message = errors.get(key, "")
+            label.setText(message)
+            label.setVisible(bool(message))
+        self._errors = errors
+        self.save_button.setEnabled(not errors)
+        self.save_button.setToolTip(
+            "Fix the fields marked in red first" if errors else "Save and apply to the open session"
+        )
+        self.test_button.setEnabled(not errors)
+        self._load_key_if_url_changed()
+        return not errors
+
+    def _load_key_if_url_changed(self) -> None:
+        # A different server means a different stored key; typed keys are not overwritten.
+        url = self._effective_base_url()
+        if url and url != self._key_loaded_for and not self.api_key.isModified():
+            self._load_key()
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return dict(self._errors)
+
+    def settings(self) -> AppSettings:
+        """The edited settings (call only when ``validate()`` is True)."""
+        window = self.context_window.text().strip().replace("_", "").replace(",", "")
+        prompt = self.prompt.toPlainText().strip()
+        if prompt in {default_prompt_text(key) for key, _ in STYLES}:
+            prompt = ""  # the default: keep following it when Coco's prompt improves
+        return AppSettings.model_validate(
+            {
+                **self._original.model_dump(),
+                "provider": self._provider_key(),
+                "base_url": self.base_url.text().strip(),
+                "model": self.model.text().strip(),
+                "wire_api": str(self.wire_api.currentData()),
+                "context_window": int(window) if window else None,
+                "instructions": self.instructions.toPlainText().strip(),
+                "auto_compact": self.auto_compact.isChecked(),
+                "auto_compact_percent": self.threshold.value(),
+                "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
+                "remote_fallback_to_local": self.fallback.isChecked(),
+                "compaction_model": self.compaction_model.text().strip(),
+                "summary_style": str(self.summary_style.currentData()),
+                "compact_prompt": prompt,
+                "workspace": self.workspace.text().strip(),
+                "notifications": self.notify.isChecked(),
+            }
+        )
+
+    def key(self) -> str:
+        return self.api_key.text().strip()
+
+    def save(self) -> None:
+        if not self.validate():
+            return
+        try:
+            settings = self.settings()
+        except ValidationError as exc:
+            message = "; ".join(str(e["msg"]) for e in exc.errors())
+            self.test_result.setText(f"Cannot save: {message}")
+            return
+        self.saved.emit(settings, self.key())
+        self.accept()
+
+    # -- connection test --------------------------------------------------------------------
+
+    def start_test(self) -> asyncio.Future[Any] | None:
+        """Run the connection test in the background; the result appears beside the button."""
+        if not self.validate():
+            return None
+        try:
+            config = self._config_builder(self.settings(), self.key())
+        except (ValueError, ValidationError) as exc:
+            self._show_test(False, str(exc))
+            return None
+        self.test_button.setEnabled(False)
+        self.test_result.setStyleSheet(f"color: {colors().muted};")
+        self.test_result.setText("Testing…")
+        self._test_task = asyncio.ensure_future(self._run_test(config))
+        return self._test_task
+
+    async def _run_test(self, config: CoreConfig) -> None:
+        try:
+            ok, message = await test_connection(config)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported in words, never raised
+            ok, message = False, f"Connection failed: {exc}"
+        self.test_button.setEnabled(not self._errors)
+        self._show_test(ok, message)
+
+    def _show_test(self, ok: bool, message: str) -> None:
+        c = colors()
+        self.test_result.setStyleSheet(f"color: {c.ok if ok else c.error};")
+        self.test_result.setText(message)
+
+    def done(self, result: int) -> None:
+        if self._test_task is not None and not self._test_task.done():
+            self._test_task.cancel()
+        super().done(result)

@@ -1,0 +1,180 @@
+"""One Coco per profile: a second launch hands over to the running one and exits.
+
+The first instance listens on a local socket (a Unix socket file, or a named pipe on
+Windows) named after the user and the profile's data folder, so ``--data-dir`` profiles and
+tests never collide. A second launch connects, sends ``focus`` (or ``focus <session-id>``)
+and exits 0; the first raises its window. A socket left behind by a crashed instance is
+removed with ``QLocalServer.removeServer`` before listening.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtWidgets import QWidget
+
+log = logging.getLogger(__name__)
+
+FOCUS = "focus"
+CONNECT_TIMEOUT_MS = 500
+WRITE_TIMEOUT_MS = 1000
+_MAX_MESSAGE = 1024
+
+
+def _user_name() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name (some containers): fall back to the home
+        return str(Path.home())
+
+
+def server_name(data_dir: Path, user: str | None = None) -> str:
+    """The socket name for ``user``'s profile at ``data_dir``: short (macOS limits socket
+    paths to about 100 bytes) and free of path separators."""
+    key = f"{user if user is not None else _user_name()}\0{Path(data_dir).expanduser().resolve()}"
+    return "coco-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def bring_to_front(window: QWidget) -> None:
+    """Show ``window`` un-minimised, on top and focused (as far as the window manager allows:
+    some refuse focus stealing and flash the task-bar entry instead)."""
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
+def focus_message(session_id: str | None = None) -> str:
+    """What a second launch sends: ``focus``, or ``focus <id>`` to open a session too."""
+    return f"{FOCUS} {session_id}" if session_id else FOCUS
+
+
+def parse_message(text: str) -> tuple[str, str | None] | None:
+    """``(command, argument)`` of a received message, or None if it is not one of ours."""
+    text = text.strip()
+    command, _, argument = text.partition(" ")
+    if command != FOCUS:
+        return None
+    return command, (argument.strip() or None)
+
+
+class SingleInstance(QObject):
+    """The per-profile instance lock. ``claim()`` once at start-up:
+
+    - True: this is the first instance; ``message_received`` fires when a later launch asks
+      to be focused.
+    - False: another instance is running and has been sent ``message``; exit.
+    """
+
+    message_received = Signal(str)
+
+    def __init__(self, name: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self._server: QLocalServer | None = None
+        self._buffers: dict[QLocalSocket, bytes] = {}
+
+    @property
+    def is_primary(self) -> bool:
+        return self._server is not None and self._server.isListening()
+
+    def claim(self, message: str = FOCUS) -> bool:
+        """Become the running instance, or hand ``message`` to the one already running."""
+        if self._send(message):
+            return False
+        if self._listen():
+            return True
+        # Lost a race with another launch that started listening in between: hand over to it.
+        return not self._send(message)
+
+    def _send(self, message: str) -> bool:
+        socket = QLocalSocket()
+        socket.connectToServer(self.name)
+        if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
+            return False
+        socket.write((message.strip() + "\n").encode("utf-8"))
+        delivered = socket.waitForBytesWritten(WRITE_TIMEOUT_MS)
+        socket.disconnectFromServer()
+        if socket.state() != QLocalSocket.LocalSocketState.UnconnectedState:
+            socket.waitForDisconnected(WRITE_TIMEOUT_MS)
+        if not delivered:
+            log.warning("A running Coco accepted the connection but not the message")
+        return True
+
+    def _listen(self) -> bool:
+        server = QLocalServer(self)
+        # Only this user may connect (the socket file's mode on Unix, the pipe's ACL on Windows).
+        server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        if not server.listen(self.name):
+            # Nobody answered on the name, so whatever holds it is stale (a crashed instance).
+            QLocalServer.removeServer(self.name)
+            if not server.listen(self.name):
+                log.warning("Cannot listen for other launches: %s", server.errorString())
+                server.deleteLater()
+                return False
+        server.newConnection.connect(self._accept)
+        self._server = server
+        return True
+
+    def _accept(self) -> None:
+        assert self._server is not None
+        while self._server.hasPendingConnections():
+            socket = self._server.nextPendingConnection()
+            if socket is None:
+                break
+            self._buffers[socket] = b""
+            # Bound methods, not lambdas: Qt drops the connections when this object dies.
+            socket.readyRead.connect(self._on_ready_read)
+            socket.disconnected.connect(self._on_disconnected)
+            if socket.bytesAvailable():
+                self._read(socket)
+
+    def _on_ready_read(self) -> None:
+        socket = self.sender()
+        if isinstance(socket, QLocalSocket) and socket in self._buffers:
+            self._read(socket)
+
+    def _on_disconnected(self) -> None:
+        socket = self.sender()
+        if isinstance(socket, QLocalSocket) and socket in self._buffers:
+            self._finish(socket)
+
+    def _read(self, socket: QLocalSocket) -> None:
+        data = self._buffers.get(socket, b"") + bytes(socket.readAll().data())
+        while b"\n" in data:
+            line, data = data.split(b"\n", 1)
+            self._deliver(line)
+        if len(data) > _MAX_MESSAGE:  # not one of ours; do not buffer without bound
+            data = b""
+            socket.abort()
+        self._buffers[socket] = data
+
+    def _finish(self, socket: QLocalSocket) -> None:
+        rest = self._buffers.pop(socket, b"") + bytes(socket.readAll().data())
+        if rest.strip():
+            self._deliver(rest)
+        socket.deleteLater()
+
+    def _deliver(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if text:
+            self.message_received.emit(text)
+
+    def release(self) -> None:
+        """Stop listening (the socket name is freed for the next launch)."""
+        for socket in list(self._buffers):
+            socket.readyRead.disconnect(self._on_ready_read)
+            socket.disconnected.disconnect(self._on_disconnected)
+            socket.abort()
+            socket.deleteLater()
+        self._buffers.clear()
+        if self._server is not None:
+            self._server.close()
+            self._server.deleteLater()
+            self._server = None

@@ -1,0 +1,103 @@
+"""What the open session is doing right now, derived from core events (no Qt).
+
+The window asks this object whether a reply is streaming (to gate ``/compact``), whether a
+compaction runs (for the status spinner) and what its stage is. It is fed every event in order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ActivityState:
+    """The running turn and compaction, as the events describe them."""
+
+    clock: Callable[[], float] = time.monotonic
+    turn_id: str | None = None
+    turn_kind: str | None = None
+    compacting: bool = False
+    compaction_automatic: bool = False
+    compaction_item_id: str | None = None
+    compaction_started: float = 0.0
+    stage: str = "local"
+    stage_message: str = ""
+    trimmed: int = 0
+    default_stage: str = "local"  # "remote" when the config asks for remote compaction
+    last_compacted: tuple[int, int] | None = None  # tokens before, after
+    last_compacted_at: float | None = None
+    changes: list[str] = field(default_factory=list)  # what the last apply() changed
+
+    @property
+    def busy(self) -> bool:
+        """A turn of any kind is running."""
+        return self.turn_id is not None
+
+    @property
+    def streaming(self) -> bool:
+        """A regular reply is being produced (``/compact`` is refused then)."""
+        return self.busy and self.turn_kind == "regular" and not self.compacting
+
+    @property
+    def compaction_elapsed(self) -> float:
+        return max(0.0, self.clock() - self.compaction_started) if self.compacting else 0.0
+
+    def _start_compaction(self, automatic: bool, item_id: str | None) -> None:
+        if self.compacting and item_id and self.compaction_item_id in (None, item_id):
+            self.compaction_item_id = item_id
+            return
+        self.compacting = True
+        self.compaction_automatic = automatic
+        self.compaction_item_id = item_id
+        self.compaction_started = self.clock()
+        self.stage = self.default_stage
+        self.stage_message = ""
+        self.trimmed = 0
+        self.changes.append("compaction_started")
+
+    def _end_compaction(self) -> None:
+        if self.compacting:
+            self.compacting = False
+            self.compaction_item_id = None
+            self.changes.append("compaction_ended")
+
+    def apply(self, event: Any) -> None:
+        """Update from one core event; ``changes`` lists what moved."""
+        self.changes = []
+        kind = getattr(event, "type", "")
+        if kind == "turn_started":
+            self.turn_id = event.turn_id
+            self.turn_kind = event.kind
+            self.changes.append("turn_started")
+            if event.kind == "compact":
+                self._start_compaction(automatic=False, item_id=None)
+        elif kind == "item_started" and event.item.kind == "context_compaction":
+            data = event.item.data
+            automatic = self.turn_kind != "compact" or data.get("trigger", "manual") != "manual"
+            self._start_compaction(automatic=automatic, item_id=event.item.id)
+        elif kind == "compaction_progress":
+            if not self.compacting:
+                self._start_compaction(automatic=self.turn_kind != "compact", item_id=None)
+            if event.stage != "summary_delta":
+                self.stage = event.stage
+                self.stage_message = event.message
+            if event.trimmed:
+                self.trimmed = event.trimmed
+            self.changes.append("stage")
+        elif kind == "stream_error" and self.compacting:
+            self.stage = "retrying"
+            self.stage_message = f"{event.message} {event.attempt}/{event.max_attempts}"
+            self.changes.append("stage")
+        elif kind == "context_compacted":
+            self.last_compacted = (event.tokens_before, event.tokens_after)
+            self.last_compacted_at = self.clock()
+            self._end_compaction()
+            self.changes.append("compacted")
+        elif kind == "turn_complete":
+            self._end_compaction()
+            self.turn_id = None
+            self.turn_kind = None
+            self.changes.append("turn_complete")

@@ -1,0 +1,178 @@
+"""The status-bar indicator: the context gauge, or a spinner while a compaction runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+
+from .format import compacted_text, gauge_level, gauge_percent, gauge_text, progress_text
+from .theme import colors
+from .widgets import Spinner, tool_button
+
+AFTER_MESSAGE_MS = 8000
+
+
+class StatusIndicator(QWidget):
+    """Shows ``41 % of context used · auto-compact at 90 %`` with a small bar; during a
+    compaction a spinner, the stage and the elapsed time, and a Stop button."""
+
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        layout.setSpacing(6)
+        self.spinner = Spinner(self)
+        self.spinner.hide()
+        layout.addWidget(self.spinner)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setAccessibleName("Context usage")
+        layout.addWidget(self.label)
+        self.bar = QProgressBar(self)
+        self.bar.setRange(0, 100)
+        self.bar.setTextVisible(False)
+        self.bar.setFixedSize(90, 8)
+        self.bar.setAccessibleName("Context gauge")
+        layout.addWidget(self.bar)
+        self.stop_button: QToolButton = tool_button(
+            "stop", "Stop the compaction (Esc); nothing is changed", "Stop compaction", self
+        )
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.hide()
+        layout.addWidget(self.stop_button)
+
+        self.mode = "gauge"  # gauge | compacting | compacted
+        self.level = "ok"
+        self._gauge = "No messages yet"
+        self._gauge_tip = ""
+        self._has_percent = False
+        self._automatic = False
+        self._stage = "local"
+        self._stage_message = ""
+        self._trimmed = 0
+        self._elapsed: Callable[[], float] = lambda: 0.0
+        self._tick = QTimer(self)
+        self._tick.setInterval(100)
+        self._tick.timeout.connect(self._refresh_progress)
+        self._after = QTimer(self)
+        self._after.setSingleShot(True)
+        self._after.timeout.connect(self._back_to_gauge)
+        self._show_gauge()
+
+    # -- gauge ------------------------------------------------------------------------------
+
+    def set_usage(
+        self,
+        total: int,
+        context_window: int | None,
+        auto_compact_limit: int | None,
+        approximate: bool,
+        auto_compact: bool = True,
+    ) -> None:
+        """Update the gauge from a token count."""
+        self._gauge = gauge_text(total, context_window, auto_compact_limit, approximate,
+                                 auto_compact)
+        self.level = gauge_level(total, context_window, auto_compact_limit)
+        percent = gauge_percent(total, context_window)
+        self.bar.setValue(percent or 0)
+        self._has_percent = percent is not None
+        source = "an estimate" if approximate else "reported by the server"
+        window = f"{context_window:,}" if context_window else "unknown"
+        limit = f"{auto_compact_limit:,}" if auto_compact_limit else "none"
+        self._gauge_tip = (
+            f"{total:,} tokens in the next request ({source}); context window {window}; "
+            f"automatic compaction at {limit} tokens"
+        )
+        if self.mode == "gauge":
+            self._show_gauge()
+
+    def _show_gauge(self) -> None:
+        self.mode = "gauge"
+        self.spinner.stop()
+        self.stop_button.hide()
+        self.bar.setVisible(self._has_percent)
+        self.label.setText(self._gauge)
+        self.setToolTip(self._gauge_tip or "How much of the model's context window is used")
+        c = colors()
+        color = {"ok": c.text, "near": c.warning, "over": c.error}[self.level]
+        bar = {"ok": c.accent, "near": c.warning, "over": c.error}[self.level]
+        self.label.setStyleSheet(f"color: {color};")
+        self.bar.setStyleSheet(
+            f"QProgressBar {{ border: 1px solid {c.border}; border-radius: 3px; "
+            f"background: {c.base}; }} QProgressBar::chunk {{ background: {bar}; "
+            "border-radius: 2px; }"
+        )
+
+    def _back_to_gauge(self) -> None:
+        if self.mode == "compacted":
+            self._show_gauge()
+
+    # -- compaction -------------------------------------------------------------------------
+
+    def start_compaction(
+        self, automatic: bool, stage: str, elapsed: Callable[[], float] | None = None
+    ) -> None:
+        """Turn into the spinner (manual or automatic compaction); ``elapsed`` gives the
+        seconds since the compaction started."""
+        self._after.stop()
+        self.mode = "compacting"
+        self._automatic = automatic
+        self._stage = stage
+        self._stage_message = ""
+        self._trimmed = 0
+        if elapsed is None:
+            started = time.monotonic()
+            elapsed = lambda: time.monotonic() - started
+        self._elapsed = elapsed
+        self.spinner.start()
+        self.bar.hide()
+        self.stop_button.show()
+        self.label.setStyleSheet("")
+        self.setToolTip(
+            "Coco is compacting the conversation"
+            + (" automatically because the context is nearly full" if automatic else "")
+            + ". Stop (Esc) cancels without changing anything."
+        )
+        self._refresh_progress()
+        self._tick.start()
+
+    def set_stage(self, stage: str, trimmed: int = 0, message: str = "") -> None:
+        """A new compaction stage (remote, local, retrying…)."""
+        self._stage = stage
+        self._trimmed = trimmed
+        self._stage_message = message
+        self._refresh_progress()
+
+    def _refresh_progress(self) -> None:
+        if self.mode != "compacting":
+            self._tick.stop()
+            return
+        text = progress_text(self._stage, self._elapsed(), self._trimmed, self._automatic)
+        if self._stage == "retrying" and not self._trimmed and self._stage_message:
+            text = f"{'Auto-compacting · ' if self._automatic else ''}{self._stage_message}"
+        self.label.setText(text)
+
+    def finish_compaction(self, tokens_before: int, tokens_after: int) -> None:
+        """Show ``Context compacted 182k → 21k tokens`` for a while, then the gauge."""
+        self._tick.stop()
+        self.mode = "compacted"
+        self.spinner.stop()
+        self.stop_button.hide()
+        self.bar.hide()
+        self.label.setText(compacted_text(tokens_before, tokens_after))
+        self.label.setStyleSheet(f"color: {colors().ok};")
+        self._after.start(AFTER_MESSAGE_MS)
+
+    def end_compaction(self) -> None:
+        """The compaction ended without result (stopped, failed): back to the gauge."""
+        self._tick.stop()
+        if self.mode == "compacting":
+            self._show_gauge()
+
+    def text(self) -> str:
+        return self.label.text()

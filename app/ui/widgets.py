@@ -1,0 +1,151 @@
+"""Small widgets shared by the window: a safe rich-text view, icon buttons, a spinner."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QGuiApplication,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
+
+from .icons import icon
+from .markdown import COPY_SCHEME
+
+
+def is_safe_link(url: QUrl) -> bool:
+    """Only http(s) links are ever opened, and only on a click."""
+    return url.scheme().lower() in ("http", "https") and bool(url.host())
+
+
+class RichTextView(QTextBrowser):
+    """A read-only rich-text block that grows to its content (no inner scroll bar).
+
+    It never loads a resource (no remote images, no files), opens only http(s) links and only
+    when clicked, and turns ``coco-copy:N`` links into ``copy_code_requested(N)``.
+    """
+
+    copy_code_requested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.viewport().setAutoFillBackground(False)
+        self.setStyleSheet("QTextBrowser { background: transparent; }")
+        self.document().setDocumentMargin(2)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+        self.anchorClicked.connect(self._on_anchor)
+        self._fit_height()
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        """Refuse every resource: model output must never trigger a fetch."""
+        return None
+
+    def _on_anchor(self, url: QUrl) -> None:
+        if url.scheme() == COPY_SCHEME:
+            try:
+                self.copy_code_requested.emit(int(url.path() or url.toString().split(":", 1)[1]))
+            except ValueError:
+                pass
+            return
+        if is_safe_link(url):
+            QDesktopServices.openUrl(url)
+
+    def _fit_height(self, *_: object) -> None:
+        doc = self.document()
+        doc.setTextWidth(self.viewport().width())
+        margins = self.contentsMargins()
+        height = math.ceil(doc.size().height()) + margins.top() + margins.bottom()
+        if height != self.height():
+            self.setFixedHeight(max(height, 8))
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        # The transcript scrolls, not the block: hand the wheel to the scroll area.
+        event.ignore()
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.height())
+
+
+def tool_button(
+    icon_name: str,
+    tooltip: str,
+    accessible_name: str,
+    parent: QWidget | None = None,
+    text: str = "",
+) -> QToolButton:
+    """A flat icon button with the accessible name and tooltip every control must have."""
+    button = QToolButton(parent)
+    button.setIcon(icon(icon_name))
+    button.setIconSize(QSize(16, 16))
+    button.setToolTip(tooltip)
+    button.setAccessibleName(accessible_name)
+    button.setAutoRaise(True)
+    button.setCursor(Qt.CursorShape.PointingHandCursor)
+    if text:
+        button.setText(text)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    return button
+
+
+class Spinner(QWidget):
+    """A small rotating arc drawn in the palette's highlight colour."""
+
+    def __init__(self, parent: QWidget | None = None, size: int = 14) -> None:
+        super().__init__(parent)
+        self._angle = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._advance)
+        self.setFixedSize(size, size)
+        self.setAccessibleName("Working")
+
+    def start(self) -> None:
+        self._timer.start()
+        self.show()
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self.hide()
+
+    @property
+    def spinning(self) -> bool:
+        return self._timer.isActive()
+
+    def _advance(self) -> None:
+        self._angle = (self._angle + 30) % 360
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        color = QColor(QGuiApplication.palette().color(QPalette.ColorRole.Highlight))
+        pen = QPen(color, 2)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(pen)
+        rect = self.rect().adjusted(2, 2, -2, -2)
+        painter.drawArc(rect, -self._angle * 16, 270 * 16)
+        painter.end()
+

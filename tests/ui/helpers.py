@@ -1,0 +1,34 @@
+"""Small steps the window tests share: type and send, wait for the turn to end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from app.core.items import is_message, message_text
+
+
+def type_and_send(qtbot: Any, window: Any, text: str) -> None:
+    """Type ``text`` into the composer and press Enter, as a user does."""
+    edit = window.composer.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def wait_idle(qtbot: Any, window: Any, timeout: int = 10_000) -> None:
+    """Wait until no turn runs (the reply or compaction has finished)."""
+    qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """Text of the last user message in a /responses request body."""
+    for item in reversed(body.get("input") or []):
+        if is_message(item, "user"):
+            return message_text(item)
+    return ""
+
+
+def assistant_texts(window: Any) -> list[str]:
+    return [row.text for row in window.transcript.message_rows("assistant")]

@@ -1,0 +1,117 @@
+"""The settings panel: inline validation, saving (settings file + secret store), applying to the
+open session, and the connection test."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from app.core.settings import SettingsStore
+
+from .conftest import TEST_KEY, run
+
+
+def test_invalid_fields_show_why_and_block_save_until_fixed(
+    qtbot: Any, make_window: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.save_button.isEnabled()
+
+    dialog.base_url.setText("ftp://example.com/v1")
+    assert not dialog.save_button.isEnabled()
+    assert "http:// or https://" in dialog._error_labels["base_url"].text()
+    assert dialog._error_labels["base_url"].isVisibleTo(dialog)
+
+    dialog.context_window.setText("-5")
+    assert "positive" in dialog._error_labels["context_window"].text()
+    assert not dialog.save_button.isEnabled()
+
+    dialog.base_url.setText("https://example.com/v1")
+    assert not dialog.save_button.isEnabled()  # the window is still wrong
+    dialog.context_window.setText("32000")
+    assert dialog.save_button.isEnabled()
+    assert not dialog._error_labels["base_url"].isVisibleTo(dialog)
+    dialog.reject()
+
+
+def test_saved_settings_persist_and_apply_to_the_open_session(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.model.setText("another-model")
+    dialog.context_window.setText("64000")
+    dialog.threshold.setValue(75)
+    dialog.api_key.setText("sk-new-key-123")
+    dialog.summary_style.setCurrentIndex(dialog.summary_style.findData("checkpoint"))
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+
+    saved, warnings = SettingsStore(tmp_path / "config").load()
+    assert warnings == []
+    assert saved.model == "another-model"
+    assert saved.context_window == 64000
+    assert saved.auto_compact_percent == 75
+    assert saved.summary_style == "checkpoint"
+    assert saved.compact_prompt == ""  # the default prompt is not copied into the file
+    raw = (tmp_path / "config" / "settings.json").read_text(encoding="utf-8")
+    assert "sk-new-key-123" not in raw
+    assert window.context.secrets.get_api_key(server.url) == "sk-new-key-123"
+    # Applied without a restart: the session now runs with the new config.
+    qtbot.waitUntil(lambda: window.session.config.model == "another-model", timeout=5000)
+    assert window.session.config.context_window == 64000
+    assert window.session.config.auto_compact_token_limit == 48000
+    assert window.session.config.summary_style == "checkpoint"
+    assert window.session.config.api_key.get_secret_value() == "sk-new-key-123"
+    qtbot.waitUntil(lambda: "auto-compact at 75 %" in window.indicator.text(), timeout=5000)
+
+
+def test_remote_compaction_options_are_disabled_for_chat_completions(
+    qtbot: Any, make_window: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.wire_api.setCurrentIndex(dialog.wire_api.findData("responses"))
+    assert dialog.remote.isEnabled()
+    dialog.wire_api.setCurrentIndex(dialog.wire_api.findData("chat"))
+    assert not dialog.remote.isEnabled()
+    assert not dialog.fallback.isEnabled()
+    assert "no remote compaction endpoint" in dialog.remote_reason.text()
+    assert dialog.remote.toolTip() == dialog.remote_reason.text()
+    dialog.reject()
+
+
+def test_reset_prompt_restores_the_default(qtbot: Any, make_window: Any) -> None:
+    from app.core.compaction.prompts import default_prompt
+
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.prompt.toPlainText() == default_prompt("handoff")
+    dialog.prompt.setPlainText("Summarise in three bullet points.")
+    assert dialog.settings().compact_prompt == "Summarise in three bullet points."
+    qtbot.mouseClick(dialog.reset_prompt, Qt.MouseButton.LeftButton)
+    assert dialog.prompt.toPlainText() == default_prompt("handoff")
+    assert dialog.settings().compact_prompt == ""
+    dialog.reject()
+
+
+def test_connection_test_reports_success_and_failure_in_words(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.api_key.text() == TEST_KEY  # loaded from the secret store, masked
+    run(qtbot, dialog.start_test())
+    assert dialog.test_result.text().startswith("Connected")
+    models = [r for r in server.requests if r.endpoint == "models"]
+    assert models and models[-1].headers.get("authorization") == f"Bearer {TEST_KEY}"
+
+    dialog.base_url.setText("http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    run(qtbot, dialog.start_test(), timeout=30)
+    assert dialog.test_result.text().startswith("Connection failed")
+    assert TEST_KEY not in dialog.test_result.text()
+    dialog.reject()
+    # Testing saved nothing.
+    assert json.loads((window.context.store.path).read_text())["base_url"] == server.url
