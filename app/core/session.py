@@ -51,6 +51,7 @@ LOCAL_COMPACTION_WARNING = (
     "Heads up: long conversations and repeated compactions make the model less accurate. "
     "Start a new conversation when you can."
 )
+INTERRUPTED = "Interrupted by the user."
 OVERFLOW_RECOVERY_FAILED = (
     "The conversation still does not fit the model's context window after compacting "
     "(recovery failed after one compact-and-retry). Start a new conversation or shorten "
@@ -149,8 +150,14 @@ class Session:
         return self._history.items()
 
     def transcript(self) -> list[dict[str, Any]]:
-        """The full record, compaction markers included (see ``Transcript``)."""
-        return self._transcript.entries()
+        """The full record, compaction markers included (see ``Transcript``). Compaction
+        entries say whether ``UndoCompaction`` would undo them right now."""
+        entries = self._transcript.entries()
+        undo_id = self._undo[0] if self._undo is not None else None
+        for entry in entries:
+            if entry["kind"] == "compaction":
+                entry["undoable"] = entry.get("item_id") == undo_id
+        return entries
 
     def token_usage(self) -> p.TokenCount:
         return self._last_token_event or self._token_event()
@@ -726,7 +733,8 @@ class Session:
                     ),
                     turn_id,
                 )
-        self._note("warning", "Interrupted by the user.")
+        self._note("warning", INTERRUPTED)
+        self._emit(p.Warning(message=INTERRUPTED))
         self._record("event", {"kind": "interrupted", "turn_id": turn_id})
 
     # ================================================================ compaction

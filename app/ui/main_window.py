@@ -347,7 +347,6 @@ class MainWindow(QMainWindow):
             self.transcript.load_entries(entries)
             self._summaries = [str(e.get("summary") or "") for e in entries
                                if e.get("kind") == "compaction"]
-            self._restore_undo(entries)
         self.bridge.start()
         self.banner.setVisible(self.context.using_demo)
         self.model_label.setText(self._model_text(config))
@@ -358,19 +357,6 @@ class MainWindow(QMainWindow):
         self._update_controls()
         self.session_opened.emit(session.id)
         return opened
-
-    def _restore_undo(self, entries: list[dict[str, Any]]) -> None:
-        """After resume, Undo is offered on a manual compaction no turn has followed (the core
-        allows undo until the next turn starts)."""
-        rows = self.transcript.compaction_rows()
-        last = next((i for i in range(len(entries) - 1, -1, -1)
-                     if entries[i].get("kind") == "compaction"), None)
-        if last is None or not rows:
-            return
-        entry = entries[last]
-        later_items = any(e.get("kind") == "item" for e in entries[last + 1:])
-        if entry.get("trigger") == "manual" and not entry.get("undone") and not later_items:
-            rows[-1].set_undoable(True)
 
     @staticmethod
     def _model_text(config: Any) -> str:
@@ -446,17 +432,10 @@ class MainWindow(QMainWindow):
                     "session_configured"):
             self.refresh_model_view()
         if kind == "turn_complete":
-            if event.kind == "regular" and event.status == "aborted":
-                self._note_interrupted()
             self.sessions.set_current(self.session.id if self.session else "")
             self._update_title()
         if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
             self._update_controls()
-
-    def _note_interrupted(self) -> None:
-        rows = self.transcript.notice_rows("warning")
-        if not rows or rows[-1] is not self.transcript.rows[-1]:
-            self.transcript.add_notice("warning", "Interrupted by the user.")
 
     def _show_usage(self, event: p.TokenCount) -> None:
         config = self.session.config if self.session is not None else None

@@ -613,6 +613,23 @@ async def test_undo_restores_the_history_exactly(server, make_config):
     assert events
 
 
+async def test_transcript_says_which_compaction_can_be_undone(server, make_config):
+    config = make_config()
+    session = await Session.open(config)
+    await chat(session, server, "q1", "a1")
+    await compact(session, server, "S1")
+    marker = [e for e in session.transcript() if e["kind"] == "compaction"][0]
+    assert marker["undoable"] is True
+    await session.close()
+    resumed = await Session.open(config, session_id=session.id)
+    marker = [e for e in resumed.transcript() if e["kind"] == "compaction"][0]
+    assert marker["undoable"] is True  # still undoable after resume: no turn since
+    await chat(resumed, server, "q2", "a2")
+    marker = [e for e in resumed.transcript() if e["kind"] == "compaction"][0]
+    assert marker["undoable"] is False
+    await resumed.close()
+
+
 async def test_undo_is_refused_after_a_new_turn(server, make_config):
     session = await Session.open(make_config())
     await chat(session, server, "q1", "a1")

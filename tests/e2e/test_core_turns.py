@@ -191,6 +191,7 @@ async def test_interrupt_stops_stream_quickly_and_keeps_partial_text(server, mak
     elapsed = time.monotonic() - started
     assert events[-1].status == "aborted"
     assert elapsed < 0.2, f"interrupt took {elapsed:.3f}s"
+    assert [e.message for e in of_type(events, "warning")] == ["Interrupted by the user."]
     entries = [e for e in session.transcript() if e["kind"] == "item"]
     assert entries[-1]["item"]["role"] == "assistant" and entries[-1]["interrupted"] is True
     assert entries[-1]["item"]["content"][0]["text"].startswith("word")
