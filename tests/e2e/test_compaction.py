@@ -618,14 +618,14 @@ async def test_transcript_says_which_compaction_can_be_undone(server, make_confi
     session = await Session.open(config)
     await chat(session, server, "q1", "a1")
     await compact(session, server, "S1")
-    marker = [e for e in session.transcript() if e["kind"] == "compaction"][0]
+    marker = next(e for e in session.transcript() if e["kind"] == "compaction")
     assert marker["undoable"] is True
     await session.close()
     resumed = await Session.open(config, session_id=session.id)
-    marker = [e for e in resumed.transcript() if e["kind"] == "compaction"][0]
+    marker = next(e for e in resumed.transcript() if e["kind"] == "compaction")
     assert marker["undoable"] is True  # still undoable after resume: no turn since
     await chat(resumed, server, "q2", "a2")
-    marker = [e for e in resumed.transcript() if e["kind"] == "compaction"][0]
+    marker = next(e for e in resumed.transcript() if e["kind"] == "compaction")
     assert marker["undoable"] is False
     await resumed.close()
 
