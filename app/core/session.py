@@ -28,7 +28,6 @@ from .items import (
     Item,
     assistant_message,
     function_call_output,
-    is_injected_context,
     is_message,
     item_type,
     message_text,
@@ -365,12 +364,8 @@ class Session:
     def _update_index(self) -> None:
         if self._writer is None:
             return
-        title = self._title or _title_from(self._transcript.entries())
-        messages = sum(
-            1
-            for e in self._transcript.entries()
-            if e["kind"] == "item" and is_message(e["item"]) and not is_injected_context(e["item"])
-        )
+        title = self._title or _title_from(self._transcript.first_user_text)
+        messages = self._transcript.message_count
         try:
             index = SessionIndex(self._config.sessions_dir)
             existing = index.get(self.id)
@@ -546,7 +541,7 @@ class Session:
         return ModelRequest(
             model=config.model,
             instructions=config.instructions,
-            input=self._history.items(),
+            input=list(self._history.raw_items()),  # items are never mutated in place
             tools=self._tools.specs() if tools else [],
             prompt_cache_key=self.id,
             reasoning_effort=config.reasoning_effort,
@@ -821,7 +816,7 @@ class Session:
         started = time.monotonic()
         tokens_before = self._history.usage()
         before = self._history.snapshot()
-        history_copy = self._history.items()
+        history_copy = list(self._history.raw_items())  # shallow: items are immutable
         strategy: p.Strategy = "local"
         summary = ""
         trimmed = 0
@@ -1079,16 +1074,11 @@ def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Ite
     return context + result
 
 
-def _title_from(entries: list[dict[str, Any]]) -> str:
-    for entry in entries:
-        item = entry.get("item")
-        if entry["kind"] == "item" and isinstance(item, dict) and is_message(item, "user"):
-            if is_injected_context(item):
-                continue
-            text = " ".join(message_text(item).split())
-            if text:
-                return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
-    return "New conversation"
+def _title_from(first_user_text: str | None) -> str:
+    text = " ".join((first_user_text or "").split())
+    if not text:
+        return "New conversation"
+    return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
 
 
 def _marker_from(payload: dict[str, Any]) -> dict[str, Any]:

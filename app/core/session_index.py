@@ -126,7 +126,7 @@ class _Summary:
                 self.message_count += 1
                 if self.first_user_text is None and item.get("role") == "user":
                     self.first_user_text = message_text(item)
-        elif record.type == "event" and payload.get("type") == "token_count":
+        elif record.type == "event" and "token_count" in (payload.get("kind"), payload.get("type")):
             total = payload.get("total")
             if isinstance(total, int) and not isinstance(total, bool):
                 self.tokens = total

@@ -15,10 +15,9 @@ not undone (those rows are no longer what the model sees).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from .items import Item
+from .items import Item, is_injected_context, is_message, message_text
 
 Entry = dict[str, Any]
 
@@ -26,6 +25,9 @@ Entry = dict[str, Any]
 class Transcript:
     def __init__(self) -> None:
         self._entries: list[Entry] = []
+        # Kept as items arrive, so the session list never rescans the transcript.
+        self.message_count = 0
+        self.first_user_text: str | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -34,6 +36,10 @@ class Transcript:
         self._entries.append(
             {"kind": "item", "item": item, "turn_id": turn_id, "interrupted": interrupted}
         )
+        if is_message(item) and not is_injected_context(item):
+            self.message_count += 1
+            if self.first_user_text is None and item.get("role") == "user":
+                self.first_user_text = message_text(item)
 
     def add_compaction(self, marker: dict[str, Any]) -> None:
         self._entries.append({"kind": "compaction", "undone": False, **marker})
@@ -55,8 +61,9 @@ class Transcript:
         return -1
 
     def entries(self) -> list[Entry]:
+        """A copy of every entry with ``in_context`` added. The copy is one level deep: items
+        inside are shared and must be treated as read-only (the core never mutates them)."""
         boundary = self.latest_compaction_index()
-        result = copy.deepcopy(self._entries)
-        for index, entry in enumerate(result):
-            entry["in_context"] = index > boundary
-        return result
+        return [
+            {**entry, "in_context": index > boundary} for index, entry in enumerate(self._entries)
+        ]

@@ -291,3 +291,12 @@ def test_title_rules() -> None:
     assert make_title("") == "New conversation"
     assert make_title("x" * 80) == "x" * 80
     assert make_title("x" * 81) == "x" * 79 + "…"
+
+
+def test_rebuild_reads_token_counts_as_the_core_writes_them(tmp_path: Path) -> None:
+    # The session writes {"kind": "token_count", "total": …} event records.
+    write_session(
+        tmp_path, "s", [("user", "hello")], extra=[("event", {"kind": "token_count", "total": 321})]
+    )
+    info = SessionIndex(tmp_path).get("s")
+    assert info is not None and info.tokens == 321

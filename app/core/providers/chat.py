@@ -200,11 +200,12 @@ class ChatCompletionsProvider:
         try:
             sdk_stream = await self._client.chat.completions.create(
                 model=request.model,
-                messages=cast(Any, messages),
+                messages=[],  # sent through extra_body as-is: see ResponsesProvider.stream
                 stream=True,
                 stream_options={"include_usage": True},
                 tools=cast(Any, tools) if tools else omit,
                 extra_headers=extra_headers,
+                extra_body={"messages": messages},
             )
         except Exception as exc:
             raise self._error(exc) from exc
