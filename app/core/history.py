@@ -37,7 +37,10 @@ class ContextHistory:
         # Last API-reported total and how many items the history had when it was reported.
         self._api_total: int | None = None
         self._mark = 0
-        self._since_mark = 0  # estimate of items appended after the mark
+        self._since_mark = 0  # estimate of counted items at or after the mark
+        # Items appended with ``defer_count`` (resume) carry -1 until something needs them:
+        # most items of a long rollout are replaced by a later compaction and never counted.
+        self._pending = 0
         self.version = 0  # bumps on every change; "never compact twice on the same history"
 
     # ------------------------------------------------------------------ reading
@@ -54,21 +57,40 @@ class ContextHistory:
         return len(self._items)
 
     def item_tokens(self) -> list[int]:
+        self._count_pending(0)
         return list(self._item_tokens)
 
     def estimate(self) -> int:
         """Local estimate of the whole next request (items + instructions)."""
+        self._count_pending(0)
         return self._sum + self._instructions_tokens
 
     def usage(self) -> int:
         """What the next request will hold, as far as the core knows (spec section 5)."""
         if self._api_total is None:
             return self.estimate()
+        self._count_pending(self._mark)
         return self._api_total + self._since_mark
+
+    def _count_pending(self, start: int) -> None:
+        """Count deferred items from ``start`` on."""
+        if not self._pending:
+            return
+        for index in range(start, len(self._items)):
+            if self._item_tokens[index] < 0:
+                tokens = self._counter.count_item(self._items[index])
+                self._item_tokens[index] = tokens
+                self._sum += tokens
+                self._pending -= 1
+                if index >= self._mark:
+                    self._since_mark += tokens
 
     @property
     def usage_is_estimate(self) -> bool:
-        return self._api_total is None or self._since_mark > 0
+        if self._api_total is None:
+            return True
+        self._count_pending(self._mark)
+        return self._since_mark > 0
 
     @property
     def api_total(self) -> int | None:
@@ -83,8 +105,15 @@ class ContextHistory:
     def set_instructions(self, instructions: str) -> None:
         self._instructions_tokens = self._counter.count(instructions) if instructions else 0
 
-    def append(self, item: Item) -> int:
-        """Append one item; returns its token estimate. O(size of the item)."""
+    def append(self, item: Item, *, defer_count: bool = False) -> int:
+        """Append one item; returns its token estimate (-1 when deferred). O(size of the
+        item); with ``defer_count`` (replaying a rollout) it is counted only when needed."""
+        if defer_count:
+            self._items.append(item)
+            self._item_tokens.append(-1)
+            self._pending += 1
+            self.version += 1
+            return -1
         tokens = self._counter.count_item(item)
         self._items.append(item)
         self._item_tokens.append(tokens)
@@ -98,6 +127,7 @@ class ContextHistory:
         self._items = list(items)
         self._item_tokens = [self._counter.count_item(item) for item in self._items]
         self._sum = sum(self._item_tokens)
+        self._pending = 0
         self._api_total = None
         self._mark = len(self._items)
         self._since_mark = 0
@@ -114,7 +144,7 @@ class ContextHistory:
         mark = max(0, min(mark, len(self._items)))
         self._api_total = api_total
         self._mark = mark
-        self._since_mark = sum(self._item_tokens[mark:]) if api_total is not None else 0
+        self._since_mark = sum(t for t in self._item_tokens[mark:] if t >= 0)
 
     def mark_full(self, context_window: int) -> None:
         """After a context-window error the usage is the full window (spec section 5)."""
@@ -132,8 +162,9 @@ class ContextHistory:
     def restore(self, snap: HistorySnapshot) -> None:
         self._items = list(snap.items)
         self._item_tokens = list(snap.item_tokens)
-        self._sum = sum(self._item_tokens)
+        self._sum = sum(t for t in self._item_tokens if t >= 0)
+        self._pending = sum(1 for t in self._item_tokens if t < 0)
         self._api_total = snap.api_total
         self._mark = snap.mark
-        self._since_mark = sum(self._item_tokens[snap.mark :]) if snap.api_total is not None else 0
+        self._since_mark = sum(t for t in self._item_tokens[snap.mark :] if t >= 0)
         self.version += 1

@@ -405,7 +405,13 @@ class Session:
             self._emit(p.Warning(message=warning))
 
     def _replay(self, records: list[Any]) -> None:
-        """Rebuild history and transcript from the rollout, in order (spec section 6)."""
+        """Rebuild history and transcript from the rollout, in order (spec section 6).
+
+        Items are counted lazily and the usage is restored once, from the last token count
+        written after the last history rewrite: most items of a long rollout are replaced by
+        a later compaction and never need counting.
+        """
+        usage: tuple[int | None, int] | None = None
         for record in records:
             payload = record.payload
             kind = record.type
@@ -414,7 +420,7 @@ class Session:
             elif kind == "session_title":
                 self._title = payload.get("title") or None
             elif kind == "response_item" and isinstance(payload.get("item"), dict):
-                self._history.append(payload["item"])
+                self._history.append(payload["item"], defer_count=True)
                 self._transcript.add_item(
                     payload["item"],
                     str(payload.get("turn_id", "")),
@@ -425,6 +431,7 @@ class Session:
                 self._undo_refusal = _UNDO_AFTER_TURN
                 self._last_turn_model = payload.get("model")
             elif kind == "compacted":
+                usage = None  # the rewrite resets usage; a later token count restores it
                 snapshot = self._history.snapshot()
                 replacement = payload.get("replacement_history")
                 if isinstance(replacement, list):
@@ -438,6 +445,7 @@ class Session:
                 self._undo = (item_id, snapshot) if payload.get("undoable", True) else None
                 self._transcript.add_compaction(_marker_from(payload))
             elif kind == "compaction_undone":
+                usage = None
                 if self._undo is not None:
                     self._history.restore(self._undo[1])
                     self._transcript.mark_undone(self._undo[0])
@@ -448,7 +456,7 @@ class Session:
                 event_kind = payload.get("kind")
                 if event_kind == "token_count":
                     api_total = payload.get("api_total")
-                    self._history.set_usage(
+                    usage = (
                         api_total if isinstance(api_total, int) else None,
                         int(payload.get("mark", len(self._history))),
                     )
@@ -461,6 +469,8 @@ class Session:
                     )
                 elif event_kind in ("error", "warning", "background"):
                     self._transcript.add_note(event_kind, str(payload.get("message", "")))
+        if usage is not None:
+            self._history.set_usage(*usage)
 
     # ================================================================ turns
 
