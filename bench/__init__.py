@@ -1,0 +1,1 @@
+"""Coco's benchmarks: one script per figure, ``python -m bench.run`` for the table."""

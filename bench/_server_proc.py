@@ -1,0 +1,76 @@
+"""The scripted model server in its own process, so it never competes for the GIL with the
+process being measured.
+
+``python -m bench._server_proc TEXT_FILE COPIES CHUNK_SIZE`` queues ``COPIES`` replies whose text
+is the file's content, streamed ``CHUNK_SIZE`` characters per delta as fast as possible, prints
+``URL <base_url>`` and serves until its stdin closes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+
+class ServerProcess:
+    """Context manager around the server subprocess; ``url`` once started."""
+
+    def __init__(self, text_file: Path, copies: int, chunk_size: int = 4) -> None:
+        self.args = [str(text_file), str(copies), str(chunk_size)]
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> Self:
+        from ._common import REPO
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench._server_proc", *self.args],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("URL "):
+            self.proc.kill()
+            raise RuntimeError(f"the server process did not start: {line!r}")
+        self.url = line.split(" ", 1)[1].strip()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.proc is None:
+            return
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _serve(text_file: str, copies: int, chunk_size: int) -> None:
+    from app.demo import ModelServer, Reply
+
+    text = Path(text_file).read_text(encoding="utf-8")
+    server = ModelServer(mode="scripted", tokens_per_second=None).start()
+    for _ in range(copies):
+        server.enqueue(Reply(text=text, chunk_size=chunk_size))
+    print(f"URL {server.url}", flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

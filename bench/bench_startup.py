@@ -1,0 +1,186 @@
+"""Start-up: launch to the window shown, with a 500-session index, against a bare PySide6 window.
+
+Both are launched as fresh interpreters (``python -m bench.bench_startup --child ...``); the
+figure is the time from just before the process is spawned until the first paint of the main
+window, read from the child's ``time.perf_counter()`` (CLOCK_MONOTONIC, shared across processes
+on Linux). Coco starts through its real launcher, ``app.main.main(["--data-dir", ...])``, with
+500 small sessions on disk, their ``index.json``, and the most recent session reopened (as
+the launcher does). The bare window is a ``QApplication`` and an empty ``QMainWindow``. Runs
+alternate; medians are compared. A Coco launch with no sessions is shown beside it.
+
+Target: ≤ 2× the bare window.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+# The child must import as little as possible before its clock matters: keep these imports
+# light and everything else inside functions.
+
+
+def _child(kind: str, data_dir: str) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj: object, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                print(f"SHOWN {time.perf_counter()!r}", flush=True)
+                os._exit(0)  # the figure is taken; skip shutdown
+            return False
+
+    first_paint = FirstPaint()
+    if kind == "bare":
+        app = QApplication(["bare"])
+        window = QMainWindow()
+        window.resize(1200, 780)
+        window.installEventFilter(first_paint)
+        window.show()
+        app.exec()
+        return
+    from app.main import main
+    from app.ui import main_window
+
+    original_init = main_window.MainWindow.__init__
+
+    def init(self: object, *args: object, **kwargs: object) -> None:
+        original_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        self.installEventFilter(first_paint)  # type: ignore[attr-defined]
+
+    main_window.MainWindow.__init__ = init  # type: ignore[method-assign]
+    main(["--data-dir", data_dir])
+
+
+def _launch(kind: str, data_dir: str) -> float:
+    import subprocess
+
+    from ._common import REPO, setup_env
+
+    env = dict(os.environ)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env["PYTHONPATH"] = str(REPO)
+    setup_env()
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.bench_startup", "--child", kind, data_dir],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("SHOWN "):
+            return float(line.split()[1]) - start
+    raise RuntimeError(
+        f"the {kind} window never painted (exit {proc.returncode}): {proc.stderr[-3000:]}"
+    )
+
+
+def make_sessions(data_dir: os.PathLike[str] | str, count: int) -> str:
+    """``count`` small rollouts, their index and settings for a custom provider; returns the
+    id of the most recent session (the launcher reopens it)."""
+    import random
+    from datetime import UTC, datetime, timedelta
+    from pathlib import Path
+
+    from app.core.session_index import SessionIndex
+    from app.core.settings import AppSettings, SettingsStore
+
+    from ._common import MODEL, TextMaker
+    from ._rollout import RolloutSynth
+
+    root = Path(data_dir)
+    sessions = root / "sessions"
+    synth = RolloutSynth(TextMaker(seed=13))
+    rng = random.Random(13)
+    last = ""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for index in range(count):
+        stats = synth.write(
+            sessions,
+            turns=rng.randint(2, 12),
+            user_tokens=30,
+            answer_tokens=200,
+            tool_every=0,
+            start=start + timedelta(hours=7 * index),
+        )
+        last = stats.session_id
+    index_file = SessionIndex(sessions)  # builds index.json from the rollouts
+    assert len(index_file.list()) == count
+    SettingsStore(root / "config").save(
+        AppSettings(
+            provider="custom",
+            base_url="http://127.0.0.1:9/v1",
+            model=MODEL,
+            last_session_id=last,
+        )
+    )
+    return last
+
+
+def run(scale: float = 1.0) -> dict[str, Any]:
+    """Launch Coco and a bare window alternately; see the module docstring."""
+    import statistics
+
+    from ._common import Target, result, temp_dir
+
+    count = max(5, int(500 * scale))
+    repeat = 5 if scale >= 0.5 else 2
+    with temp_dir() as root:
+        full = root / "full"
+        empty = root / "empty"
+        make_sessions(full, count)
+        empty.mkdir()  # an empty data dir: Coco with no sessions
+        from app.core.settings import AppSettings, SettingsStore
+
+        from ._common import MODEL
+
+        SettingsStore(empty / "config").save(
+            AppSettings(provider="custom", base_url="http://127.0.0.1:9/v1", model=MODEL)
+        )
+        _launch("bare", str(full))  # warm the file cache for both
+        _launch("coco", str(full))
+        bare: list[float] = []
+        coco: list[float] = []
+        coco_empty: list[float] = []
+        for _ in range(repeat):
+            bare.append(_launch("bare", str(full)))
+            coco.append(_launch("coco", str(full)))
+            coco_empty.append(_launch("coco", str(empty)))
+    coco_s = statistics.median(coco)
+    bare_s = statistics.median(bare)
+    return result(
+        "startup",
+        workload=f"launch to the main window's first paint, {count}-session index, last "
+        "session reopened",
+        reference="a bare PySide6 window (QApplication + empty QMainWindow), same launch",
+        figure="Coco launch / bare window",
+        measured=coco_s,
+        reference_value=bare_s,
+        targets=[Target("Coco launch / bare window", coco_s / bare_s, 2.0, "×")],
+        extra={
+            "coco_runs_s": [round(x, 3) for x in coco],
+            "bare_runs_s": [round(x, 3) for x in bare],
+            "coco_no_sessions_s": round(statistics.median(coco_empty), 3),
+            "coco_no_sessions_runs_s": [round(x, 3) for x in coco_empty],
+        },
+        scale=scale,
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3])
+    else:
+        from ._common import main as bench_main
+
+        bench_main(run)

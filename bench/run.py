@@ -1,0 +1,126 @@
+"""Run every benchmark, each in its own interpreter, and print the table.
+
+    python -m bench.run            # full workloads (several minutes; the UI ones dominate)
+    python -m bench.run --quick    # tiny workloads, a smoke run (about a minute)
+    python -m bench.run --only resume,tokens --json results.json
+
+Each benchmark runs as ``python -m bench.<module> --json --scale X`` so memory and start-up
+figures are not polluted by another benchmark's leftovers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ._common import REPO, format_amount, setup_env
+
+BENCHMARKS: dict[str, str] = {
+    "streaming": "bench.bench_streaming",
+    "resume": "bench.bench_resume",
+    "compaction": "bench.bench_compaction",
+    "tokens": "bench.bench_tokens",
+    "startup": "bench.bench_startup",
+    "transcript_memory": "bench.bench_transcript_memory",
+}
+QUICK_SCALE = 0.01
+
+
+def run_one(module: str, scale: float, timeout: float) -> dict[str, Any]:
+    """One benchmark in a fresh interpreter; its result dict (or an error entry)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    setup_env()
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", module, "--json", "--scale", str(scale)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"name": module, "error": f"timed out after {timeout:.0f} s"}
+    wall = time.perf_counter() - started
+    for line in proc.stdout.splitlines():
+        if line.startswith("BENCH-RESULT "):
+            res: dict[str, Any] = json.loads(line[len("BENCH-RESULT ") :])
+            res["wall_s"] = wall
+            return res
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+    return {"name": module, "error": f"exit {proc.returncode}: " + " | ".join(tail)}
+
+
+def _targets_text(res: dict[str, Any]) -> str:
+    parts = []
+    for target in res["targets"]:
+        mark = "ok" if target["pass"] else "FAIL"
+        parts.append(f"{target['what']} {target['value']:.3g}{target['unit']} "
+                     f"(≤{target['limit']:g}) {mark}")
+    return "; ".join(parts)
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """A Markdown table of the results."""
+    lines = [
+        "| figure | measured | reference | ratio | targets |",
+        "|---|---|---|---|---|",
+    ]
+    for res in results:
+        if "error" in res:
+            lines.append(f"| {res['name']} | error | | | {res['error'][:200]} |")
+            continue
+        unit = res["unit"]
+        lines.append(
+            f"| {res['name']}: {res['figure']} | {format_amount(res['measured'], unit)} | "
+            f"{format_amount(res['reference_value'], unit)} | {res['ratio']:.3g}× | "
+            f"{_targets_text(res)} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run Coco's benchmarks and print the table.")
+    parser.add_argument("--quick", action="store_true", help=f"tiny inputs (scale {QUICK_SCALE})")
+    parser.add_argument("--scale", type=float, help="workload scale (default 1, full size)")
+    parser.add_argument("--only", help="comma-separated names: " + ", ".join(BENCHMARKS))
+    parser.add_argument("--json", type=Path, help="also write every result to this file")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="per benchmark, seconds")
+    args = parser.parse_args(argv)
+    scale = args.scale if args.scale is not None else (QUICK_SCALE if args.quick else 1.0)
+    names = list(BENCHMARKS) if not args.only else [n.strip() for n in args.only.split(",")]
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
+    results: list[dict[str, Any]] = []
+    for name in names:
+        print(f"running {name} (scale {scale:g})…", file=sys.stderr, flush=True)
+        res = run_one(BENCHMARKS[name], scale, args.timeout)
+        results.append(res)
+        if "error" in res:
+            print(f"  {name}: {res['error']}", file=sys.stderr, flush=True)
+        else:
+            print(f"  {name}: ratio {res['ratio']:.3g}, "
+                  f"{'pass' if res['pass'] else 'FAIL'} ({res['wall_s']:.0f} s)",
+                  file=sys.stderr, flush=True)
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    failed = [r for r in results if "error" in r]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
