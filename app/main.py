@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.paths import AppPaths
     from app.ui.app_context import AppContext
     from app.ui.crash_dialog import show_crash_dialog
-    from app.ui.loop import install_asyncgen_hooks
+    from app.ui.loop import install_asyncgen_hooks, release_loop_timers
     from app.ui.main_window import MainWindow
     from app.ui.qt_messages import route_qt_messages
     from app.ui.single_instance import SingleInstance, focus_message, server_name
@@ -156,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     instance = SingleInstance(server_name(paths.data_dir))
     if not instance.claim(focus_message(args.session)):
+        log.info("Another Coco runs with this profile; asked it to come to the front")
         print("Coco is already running with this profile; switched to its window.")
         return 0
 
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         session_id = args.session or context.settings.last_session_id or None
         with loop:
             code: int = loop.run_until_complete(_run(window, session_id, bool(args.session)))
+        release_loop_timers(loop)
         context.close()
         log.info("Coco closed")
         return code

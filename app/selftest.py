@@ -275,6 +275,7 @@ def run_self_test(
 
 def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float) -> int:
     import qasync  # type: ignore[import-untyped]
+    from PySide6.QtCore import qVersion
     from PySide6.QtWidgets import QApplication
 
     from app.applog import install_excepthook, setup_logging
@@ -282,7 +283,7 @@ def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float
     from app.demo import ModelServer
     from app.ui.app_context import AppContext
     from app.ui.icons import app_icon
-    from app.ui.loop import install_asyncgen_hooks
+    from app.ui.loop import install_asyncgen_hooks, release_loop_timers
     from app.ui.main_window import MainWindow
     from app.ui.qt_messages import route_qt_messages
 
@@ -294,6 +295,7 @@ def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float
     app.setApplicationName("Coco")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    run.out.write(f"Qt {qVersion()} on the {app.platformName()!r} platform\n")
     uninstall = install_excepthook(run.unhandled.append, log_file)
     server = ModelServer(mode="demo", tokens_per_second=None).start()
     loop = qasync.QEventLoop(app)
@@ -328,6 +330,7 @@ def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float
                     while not window._close_done and time.monotonic() < deadline:
                         loop.run_until_complete(asyncio.sleep(0.05))
                 context.close()
+        release_loop_timers(loop)
         return 0
     finally:
         server.stop()

@@ -146,6 +146,7 @@ class ShortcutsDialog(QDialog):
             QTreeWidgetItem(group, [entry.description, entry.keys])
         self.tree.expandAll()
         header = self.tree.header()
+        header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         layout.addWidget(self.tree)

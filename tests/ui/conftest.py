@@ -23,7 +23,7 @@ import shiboken6
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
-from app.ui.loop import install_asyncgen_hooks
+from app.ui.loop import install_asyncgen_hooks, release_loop_timers
 
 T = TypeVar("T")
 SCRIPTED_MODEL = "scripted-model"
@@ -66,6 +66,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         except (RuntimeError, TypeError):
             pass
         loop.close()
+        release_loop_timers(loop)  # else a later GC on a worker thread can crash Qt
         asyncio.set_event_loop(None)
         sys.set_asyncgen_hooks(*old_hooks)
 

@@ -1,0 +1,106 @@
+"""Single instance: a second launch hands a "focus" message to the first and steps aside."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QDir
+
+from app.ui.single_instance import (
+    SingleInstance,
+    focus_message,
+    parse_message,
+    server_name,
+)
+
+
+@pytest.fixture
+def name(tmp_path: Path) -> str:
+    # A name of its own per test (the data dir is the tmp folder), as --data-dir profiles get.
+    return server_name(tmp_path / "profile")
+
+
+def test_second_instance_is_told_already_running_and_first_gets_focus(
+    qtbot: Any, name: str
+) -> None:
+    first = SingleInstance(name)
+    assert first.claim() is True
+    assert first.is_primary
+    second = SingleInstance(name)
+    try:
+        with qtbot.waitSignal(first.message_received, timeout=3000) as received:
+            assert second.claim() is False  # "already running": the launcher exits 0
+        assert received.args == ["focus"]
+        assert not second.is_primary
+    finally:
+        first.release()
+        second.release()
+
+
+def test_second_launch_can_ask_for_a_session(qtbot: Any, name: str) -> None:
+    first = SingleInstance(name)
+    assert first.claim()
+    try:
+        with qtbot.waitSignal(first.message_received, timeout=3000) as received:
+            assert SingleInstance(name).claim(focus_message("2026-01-01-abc")) is False
+        assert parse_message(received.args[0]) == ("focus", "2026-01-01-abc")
+    finally:
+        first.release()
+
+
+def test_after_release_the_next_launch_is_first_again(name: str) -> None:
+    first = SingleInstance(name)
+    assert first.claim()
+    first.release()
+    again = SingleInstance(name)
+    try:
+        assert again.claim() is True
+    finally:
+        again.release()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Unix socket files only")
+def test_stale_socket_left_by_a_crash_is_replaced(name: str) -> None:
+    path = os.path.join(QDir.tempPath(), name)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)  # bound but never listening, then closed: what a crash leaves behind
+    stale.close()
+    assert os.path.exists(path)
+    instance = SingleInstance(name)
+    try:
+        assert instance.claim() is True
+        assert instance.is_primary
+    finally:
+        instance.release()
+
+
+def test_names_differ_per_profile_and_per_user(tmp_path: Path) -> None:
+    a = server_name(tmp_path / "a", user="alice")
+    assert a == server_name(tmp_path / "a", user="alice")
+    assert a != server_name(tmp_path / "b", user="alice")
+    assert a != server_name(tmp_path / "a", user="bob")
+    assert "/" not in a and len(a) < 40  # fits macOS's short socket paths
+
+
+def test_unknown_messages_are_ignored() -> None:
+    assert parse_message("focus") == ("focus", None)
+    assert parse_message("quit now") is None
+    assert parse_message("") is None
+
+
+def test_bring_to_front_restores_a_minimised_window(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.single_instance import bring_to_front
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.showMinimized()
+    bring_to_front(window)
+    assert window.isVisible()
+    assert not window.isMinimized()
