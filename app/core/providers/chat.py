@@ -18,8 +18,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, cast
 
-import httpx2
-import openai
 from openai import omit
 
 from ..items import Item, item_type, message_text, new_id
@@ -33,7 +31,7 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_exception
+from .openai_client import OpenAIClientProvider
 
 # Below this estimate a low reported count is as likely a tokenizer difference as truncation.
 TRUNCATION_MIN_ESTIMATE = 2000
@@ -149,7 +147,7 @@ class _ToolCallParts:
     arguments: str = ""
 
 
-class ChatCompletionsProvider:
+class ChatCompletionsProvider(OpenAIClientProvider):
     """A model behind ``POST /chat/completions``; no remote compaction.
 
     Built like ``ResponsesProvider`` (SDK retries off, optional ``http_client``). Reasoning
@@ -157,29 +155,6 @@ class ChatCompletionsProvider:
     """
 
     supports_remote_compaction: bool = False
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: float = 600.0,
-        default_headers: dict[str, str] | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-    ) -> None:
-        self.base_url = base_url
-        self._secrets = (api_key,) if api_key else ()
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "sk-no-key",
-            max_retries=0,  # the core retries
-            timeout=timeout,
-            default_headers=default_headers,
-            http_client=http_client,
-        )
-
-    def _error(self, exc: BaseException) -> ProviderError:
-        return classify_exception(exc, self.base_url, secrets=self._secrets)
 
     async def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
@@ -297,14 +272,3 @@ class ChatCompletionsProvider:
         raise ProviderError(
             "not_found", "remote compaction is not available on the Chat Completions API"
         )
-
-    async def list_models(self) -> list[str]:
-        """Model ids the server offers (``GET /models``), sorted."""
-        try:
-            return sorted([model.id async for model in self._client.models.list()])
-        except Exception as exc:
-            raise self._error(exc) from exc
-
-    async def close(self) -> None:
-        """Release the HTTP connection pool."""
-        await self._client.close()

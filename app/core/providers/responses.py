@@ -11,8 +11,6 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
-import httpx2
-import openai
 from openai import omit
 
 from ..items import Item
@@ -26,7 +24,8 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload, classify_exception, is_context_overflow
+from .errors import classify_error_payload, is_context_overflow
+from .openai_client import OpenAIClientProvider
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -75,7 +74,7 @@ async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
         yield "\n".join(data)
 
 
-class ResponsesProvider:
+class ResponsesProvider(OpenAIClientProvider):
     """A model behind the Responses API (OpenAI, or a compatible server).
 
     The SDK client is built with ``max_retries=0``: the core owns retries and their backoff.
@@ -85,30 +84,6 @@ class ResponsesProvider:
     """
 
     supports_remote_compaction: bool = True
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        *,
-        timeout: float = 600.0,
-        default_headers: dict[str, str] | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-    ) -> None:
-        self.base_url = base_url
-        self._secrets = (api_key,) if api_key else ()
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            # Local servers accept anything; the SDK refuses an empty key.
-            api_key=api_key or "sk-no-key",
-            max_retries=0,
-            timeout=timeout,
-            default_headers=default_headers,
-            http_client=http_client,
-        )
-
-    def _error(self, exc: BaseException) -> ProviderError:
-        return classify_exception(exc, self.base_url, secrets=self._secrets)
 
     def _payload_error(self, payload: Mapping[str, Any] | str | None) -> ProviderError:
         return classify_error_payload(payload, base_url=self.base_url, secrets=self._secrets)
@@ -246,14 +221,3 @@ class ResponsesProvider:
         return CompactResult(
             output=cast(list[Item], output), usage=parse_responses_usage(payload.get("usage"))
         )
-
-    async def list_models(self) -> list[str]:
-        """Model ids the server offers (``GET /models``), sorted."""
-        try:
-            return sorted([model.id async for model in self._client.models.list()])
-        except Exception as exc:
-            raise self._error(exc) from exc
-
-    async def close(self) -> None:
-        """Release the HTTP connection pool."""
-        await self._client.close()
