@@ -40,6 +40,22 @@ def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float
 RetryNotice = Callable[[int, int, ProviderError], None]
 
 
+async def wait_before_retry(
+    error: ProviderError,
+    failures: int,
+    *,
+    max_retries: int,
+    base_delay: float,
+    on_retry: RetryNotice,
+) -> None:
+    """After failure number ``failures``: re-raise ``error`` when it is not retryable or the
+    retries are used up; otherwise announce the retry and wait out the backoff."""
+    if not error.retryable or failures > max_retries:
+        raise error
+    on_retry(failures, max_retries, error)
+    await asyncio.sleep(backoff_delay(failures, base_delay, error.retry_after))
+
+
 async def sample(
     provider: ModelProvider,
     request: ModelRequest,
@@ -80,10 +96,7 @@ async def sample(
                 raise ProviderError("stream", "stream closed before response.completed")
             return attempt
         except ProviderError as error:
-            if not error.retryable:
-                raise
             failures += 1
-            if failures > max_retries:
-                raise
-            on_retry(failures, max_retries, error)
-            await asyncio.sleep(backoff_delay(failures, base_delay, error.retry_after))
+            await wait_before_retry(
+                error, failures, max_retries=max_retries, base_delay=base_delay, on_retry=on_retry
+            )

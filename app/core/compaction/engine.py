@@ -7,7 +7,6 @@ in one synchronous step).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from ..items import (
     user_message,
 )
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
-from ..sampling import RetryNotice, backoff_delay, sample
+from ..sampling import RetryNotice, sample, wait_before_retry
 from ..tokens import approx_tokens
 
 COMPACTION_HEADERS = {"x-coco-request-kind": "compaction"}
@@ -140,13 +139,10 @@ async def compact_remotely(
         try:
             result = await provider.compact(request, extra_headers=COMPACTION_HEADERS)
         except ProviderError as error:
-            if not error.retryable:
-                raise
             failures += 1
-            if failures > max_retries:
-                raise
-            on_retry(failures, max_retries, error)
-            await asyncio.sleep(backoff_delay(failures, base_delay, error.retry_after))
+            await wait_before_retry(
+                error, failures, max_retries=max_retries, base_delay=base_delay, on_retry=on_retry
+            )
             continue
         if not any(
             item_type(item) in ("compaction", "compaction_summary") for item in result.output
