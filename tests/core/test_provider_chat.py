@@ -7,7 +7,7 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
@@ -38,15 +38,6 @@ TOOL = {
     "description": "Read a file",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
 }
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    srv = ModelServer(mode="scripted").start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
@@ -63,15 +63,6 @@ class ClosingProbe(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    srv = ModelServer(mode="scripted").start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture
