@@ -1,8 +1,14 @@
 """The one object between the core and the widgets.
 
-It runs ``async for event in session.events()`` on the qasync loop and re-emits every event as
+It runs ``async for event in session.events()`` on the qasync loop and re-emits the events as
 the Qt signal ``event_received``; widgets connect to that. Ops go the other way through
 ``submit``. Nothing else in the UI talks to the session's event stream.
+
+A fast stream brings one ``agent_message_delta`` per token, tens of thousands per reply. The
+pump collects the deltas already queued and hands them over once the loop is free, consecutive
+deltas of one message joined into one, so the window handles one event per batch rather than
+one per token. Every other event is delivered as soon as it is read, after the deltas before
+it: the order never changes.
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ class SessionBridge(QObject):
         self.session = session
         self._pump: asyncio.Task[None] | None = None
         self._closing = False
-        self.events_seen = 0
+        self._batch: list[Any] = []
+        self._delivery: asyncio.Handle | None = None
+        self.events_seen = 0  # events read from the session
+        self.events_emitted = 0  # signals emitted (consecutive deltas merged)
 
     def start(self) -> None:
         """Begin pumping events (call once, with the qasync loop running)."""
@@ -44,19 +53,38 @@ class SessionBridge(QObject):
 
     async def _run(self) -> None:
         try:
+            # Reading a queued event does not yield to the loop, so every delta already queued
+            # is collected before the delivery scheduled by the first of them runs. Any other
+            # event is delivered at once (after the deltas before it), as soon as it is read.
             async for event in self.session.events():
                 self.events_seen += 1
-                try:
-                    self.event_received.emit(event)
-                except Exception:
-                    log.exception("A widget failed to render %s", getattr(event, "type", event))
+                self._batch.append(event)
+                if not isinstance(event, p.AgentMessageDelta):
+                    self._deliver()
+                elif self._delivery is None:
+                    self._delivery = asyncio.get_running_loop().call_soon(self._deliver)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            self._deliver()
             log.exception("The session's event stream broke")
             self.failed.emit(f"The session stopped unexpectedly: {exc}")
         finally:
+            self._deliver()
             self.finished.emit()
+
+    def _deliver(self) -> None:
+        """Emit the collected events in order, consecutive deltas of one message merged."""
+        if self._delivery is not None:
+            self._delivery.cancel()
+            self._delivery = None
+        batch, self._batch = self._batch, []
+        for event in merge_deltas(batch):
+            self.events_emitted += 1
+            try:
+                self.event_received.emit(event)
+            except Exception:
+                log.exception("A widget failed to render %s", getattr(event, "type", event))
 
     def submit(self, op: p.Op) -> asyncio.Future[Any]:
         """Hand ``op`` to the session; a refusal comes back as ``failed``."""
@@ -89,3 +117,37 @@ class SessionBridge(QObject):
                 self._pump.cancel()
             except Exception:  # the pump already reported its own failure
                 log.debug("The event pump ended with an error", exc_info=True)
+
+
+def merge_deltas(events: list[Any]) -> list[Any]:
+    """``events`` with each run of ``agent_message_delta`` for the same item (and turn) joined
+    into one delta carrying the concatenated text; the order of everything else is kept."""
+    merged: list[Any] = []
+    run: list[str] = []
+
+    def close_run() -> None:
+        if len(run) > 1:
+            last = merged[-1]
+            merged[-1] = p.AgentMessageDelta(
+                turn_id=last.turn_id, item_id=last.item_id, delta="".join(run)
+            )
+        run.clear()
+
+    for event in events:
+        if isinstance(event, p.AgentMessageDelta):
+            previous = merged[-1] if run else None
+            if (
+                previous is not None
+                and previous.item_id == event.item_id
+                and previous.turn_id == event.turn_id
+            ):
+                run.append(event.delta)
+                continue
+            close_run()
+            merged.append(event)
+            run.append(event.delta)
+        else:
+            close_run()
+            merged.append(event)
+    close_run()
+    return merged

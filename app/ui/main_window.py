@@ -37,6 +37,7 @@ from app.core import protocol as p
 from app.core.session_index import SessionIndex
 from app.core.settings import AppSettings
 
+from . import gc_policy
 from .app_context import AppContext
 from .bridge import SessionBridge
 from .commands import Command
@@ -314,8 +315,11 @@ class MainWindow(QMainWindow):
     async def open_session(self, session_id: str | None = None) -> bool:
         """Show ``session_id`` (resumed from disk) or a new session; False when it could not
         be opened (the reason is shown and a new session takes its place)."""
+        had_session = self.bridge is not None
         await self._close_bridge()
         self.transcript.clear()
+        if had_session:
+            gc_policy.release_and_collect()
         self.state = ActivityState()
         self._awaiting_turn = False
         self._summaries = []
@@ -355,6 +359,8 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.refresh_model_view()
         self._update_controls()
+        # What exists now lives as long as the session: keep it out of full collections.
+        gc_policy.freeze()
         self.session_opened.emit(session.id)
         return opened
 
@@ -490,6 +496,8 @@ class MainWindow(QMainWindow):
         if self.bridge is None:
             self.show_problem("No session is open yet.")
             return False
+        if isinstance(op, (ops.UserTurn, ops.Compact)):
+            gc_policy.freeze()  # a turn starts: no full collection walks what exists now
         self.bridge.submit(op)
         return True
 
@@ -680,6 +688,7 @@ class MainWindow(QMainWindow):
     async def _shutdown(self) -> None:
         try:
             await self._close_bridge()
+            gc_policy.release()
         finally:
             self._close_done = True
             self.close()

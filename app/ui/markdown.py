@@ -72,9 +72,10 @@ class MarkdownRenderer:
 
     # -- public -----------------------------------------------------------------------------
 
-    def render(self, text: str) -> RenderedMarkdown:
-        """HTML for ``text`` plus its code blocks (for the copy links)."""
-        env: dict[str, Any] = {"code_blocks": []}
+    def render(self, text: str, first_code: int = 0) -> RenderedMarkdown:
+        """HTML for ``text`` plus its code blocks (for the copy links). ``first_code`` numbers
+        the copy links of a part of a longer message after that message's earlier blocks."""
+        env: dict[str, Any] = {"code_blocks": [], "first_code": first_code}
         body = self._md.render(text, env)
         # Markdown tables (only they render a bare <table>) get visible cell borders.
         body = body.replace(
@@ -110,7 +111,7 @@ class MarkdownRenderer:
         code = token.content
         lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
         blocks: list[str] = env.setdefault("code_blocks", [])
-        number = len(blocks)
+        number = int(env.get("first_code", 0)) + len(blocks)
         blocks.append(code.rstrip("\n"))
         highlighted = highlight(code, _lexer(lang, code), self._formatter).rstrip("\n")
         c = self._colors

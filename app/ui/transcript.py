@@ -34,6 +34,7 @@ from app.core.items import is_compaction_item, is_injected_context, item_type, m
 from .format import STAGE_TEXT, STRATEGY_TEXT, TRIGGER_TEXT, format_duration, format_tokens
 from .icons import icon
 from .markdown import MarkdownRenderer
+from .markdown_document import MarkdownDocument
 from .theme import colors, pygments_style_name
 from .widgets import RichTextView, Spinner, tool_button
 
@@ -125,7 +126,11 @@ class TranscriptRow(QFrame):
 
 
 class MessageRow(TranscriptRow):
-    """A user or assistant message rendered as Markdown, with a copy button."""
+    """A user or assistant message rendered as Markdown, with a copy button.
+
+    While a reply streams, deltas are only collected; :meth:`render_markdown` (once per frame)
+    re-renders just the part of the Markdown that is still open (see ``MarkdownDocument``).
+    """
 
     def __init__(
         self,
@@ -138,12 +143,11 @@ class MessageRow(TranscriptRow):
         super().__init__(parent)
         self.role = role
         self.item_id = item_id
-        self.text = text
+        self._text = text
+        self._pending: list[str] = []  # deltas not yet joined into _text
         self.streaming = False
         self.interrupted = False
         self._renderer = renderer
-        self._code_blocks: list[str] = []
-        self._rendered_text: str | None = None
         self.setObjectName("userRow" if role == "user" else "assistantRow")
 
         header = QHBoxLayout()
@@ -167,32 +171,39 @@ class MessageRow(TranscriptRow):
         self.body = RichTextView(self)
         self.body.setAccessibleName("Message text")
         self.body.copy_code_requested.connect(self.copy_code)
+        self._markdown = MarkdownDocument(self.body.document(), renderer)
         self._outer.addWidget(self.body)
         self.restyle(renderer)
-        self.render_markdown()
+
+    @property
+    def text(self) -> str:
+        """The whole message as received so far (Markdown source)."""
+        if self._pending:
+            self._text += "".join(self._pending)
+            self._pending.clear()
+        return self._text
 
     @property
     def code_blocks(self) -> list[str]:
-        return list(self._code_blocks)
+        return self._markdown.code_blocks
 
     def set_text(self, text: str) -> None:
-        self.text = text
+        self._pending.clear()
+        self._text = text
 
     def append(self, delta: str) -> None:
-        self.text += delta
+        # Joined on the next read: appending to a long string per delta would copy it each time.
+        self._pending.append(delta)
 
     @property
     def dirty(self) -> bool:
-        return self._rendered_text != self.text
+        return bool(self._pending) or self._markdown.text != self._text
 
     def render_markdown(self) -> None:
-        """Re-render the Markdown if the text changed since the last render."""
-        if not self.dirty:
-            return
-        rendered = self._renderer.render(self.text)
-        self._code_blocks = rendered.code_blocks
-        self.body.setHtml(rendered.html)
-        self._rendered_text = self.text
+        """Bring the rendered Markdown up to date with the text (only its open end re-renders
+        when the text grew)."""
+        if self.dirty:
+            self._markdown.update(self.text)
 
     def set_interrupted(self) -> None:
         self.interrupted = True
@@ -212,8 +223,9 @@ class MessageRow(TranscriptRow):
         _flash_copied(self.copy_button)
 
     def copy_code(self, index: int) -> None:
-        if 0 <= index < len(self._code_blocks):
-            QGuiApplication.clipboard().setText(self._code_blocks[index])
+        blocks = self._markdown.code_blocks
+        if 0 <= index < len(blocks):
+            QGuiApplication.clipboard().setText(blocks[index])
 
     def restyle(self, renderer: MarkdownRenderer) -> None:
         super().restyle(renderer)
@@ -224,7 +236,7 @@ class MessageRow(TranscriptRow):
             self.setStyleSheet(
                 f"QFrame#userRow {{ background: {c.user_bubble}; border-radius: 8px; }}"
             )
-        self._rendered_text = None
+        self._markdown.set_renderer(renderer)
         self.render_markdown()
 
 

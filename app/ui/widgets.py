@@ -71,7 +71,10 @@ class RichTextView(QTextBrowser):
 
     def _fit_height(self, *_: object) -> None:
         doc = self.document()
-        doc.setTextWidth(self.viewport().width())
+        width = self.viewport().width()
+        # Setting the width, even unchanged, lays the whole document out again.
+        if doc.textWidth() != width:
+            doc.setTextWidth(width)
         margins = self.contentsMargins()
         height = math.ceil(doc.size().height()) + margins.top() + margins.bottom()
         if height != self.height():

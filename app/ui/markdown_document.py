@@ -1,0 +1,189 @@
+"""A ``QTextDocument`` kept in step with a growing Markdown text, re-rendering only its end.
+
+A streaming reply grows by a few characters per delta. Re-rendering the whole Markdown and
+``setHtml`` of the whole text on every frame costs time proportional to the reply, so a long
+reply stalls the window. Here the text is cut into *closed* blocks — everything before the last
+blank line (outside a code fence) that is followed by a line starting a new top-level block —
+and an open *tail*. Closed blocks are rendered once and stay in the document; each update
+removes the old tail and inserts the newly closed blocks and the new tail through a
+``QTextCursor`` at the end of the document, so the work per update is bounded by the tail.
+
+The cut points are chosen where Markdown gives the same result whether the text is rendered
+whole or in parts (never inside a fence, never before an indented line or a list item that
+could continue the list above), and a document that was never streamed is built the same way,
+so a reply looks the same while it streams, when it is done and when it is reopened.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtGui import (
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+)
+
+from .markdown import MarkdownRenderer
+
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# A thematic break (or a setext underline) or a table: Qt joins what follows them to the
+# document differently than setHtml does; never cut right after one.
+_BREAK = re.compile(r" {0,3}([-*_=])(?: *\1){2,} *$")
+
+
+def closed_end(text: str, start: int = 0) -> int:
+    """The end of the longest run of closed Markdown blocks in ``text`` from ``start``.
+
+    ``start`` must itself be such a cut (0, or an earlier result). A cut is the start of a
+    complete line that follows a blank line outside any code fence and begins, unindented, a
+    block that cannot continue the one above (not a list item). Returns ``start`` when the
+    text after it has no cut yet.
+    """
+    cut = start
+    pos = start
+    fence = ""  # the opening run ("```", "~~~~") while inside a fenced code block
+    previous_blank = False
+    after_break = False  # the last non-blank line was a thematic break
+    table = False  # the last block may be a table (it had a line with a "|")
+    length = len(text)
+    while pos < length:
+        end = text.find("\n", pos)
+        if end < 0:
+            break  # an incomplete last line decides nothing yet
+        line = text[pos:end]
+        if fence:
+            stripped = line.strip()
+            if (
+                len(line) - len(line.lstrip(" ")) <= 3
+                and stripped.startswith(fence)
+                and stripped == fence[0] * len(stripped)
+            ):
+                fence = ""
+            previous_blank = False
+        else:
+            blank = not line.strip()
+            if (
+                previous_blank
+                and not after_break
+                and not table
+                and not blank
+                and pos > start
+                and not line[0].isspace()
+                and _LIST_ITEM.match(line) is None
+            ):
+                cut = pos
+            if not blank:
+                after_break = _BREAK.match(line) is not None
+                # A table runs until a blank line, rows without "|" included.
+                table = (table and not previous_blank) or "|" in line
+            opened = _FENCE_OPEN.match(line)
+            if opened is not None:
+                fence = opened.group(1)
+            previous_blank = blank
+        pos = end + 1
+    return cut
+
+
+class MarkdownDocument:
+    """Renders a Markdown text into ``document``; :meth:`update` re-renders only the end."""
+
+    def __init__(self, document: QTextDocument, renderer: MarkdownRenderer) -> None:
+        self.document = document
+        document.setUndoRedoEnabled(False)  # edits through the cursor must not pile up
+        self._renderer = renderer
+        self._text = ""  # what the document shows
+        self._closed = 0  # text[:_closed] is rendered as closed blocks
+        self._closed_code: list[str] = []
+        self._tail_code: list[str] = []
+        self._tail_position = 0  # document position where the tail's content begins
+        # The format of the block the tail was appended to, as it was before.
+        self._tail_block = (QTextBlockFormat(), QTextCharFormat())
+        self.renders = 0  # Markdown renders (closed parts and tails), for diagnostics
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def code_blocks(self) -> list[str]:
+        """The text of every code block shown, in the order of their copy links."""
+        return self._closed_code + self._tail_code
+
+    def set_renderer(self, renderer: MarkdownRenderer) -> None:
+        """Use another renderer (the palette changed): the next update renders everything."""
+        self._renderer = renderer
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget what was rendered; the next :meth:`update` starts from an empty document."""
+        self.document.clear()
+        self._text = ""
+        self._closed = 0
+        self._closed_code = []
+        self._tail_code = []
+        self._tail_position = 0
+        self._tail_block = (QTextBlockFormat(), QTextCharFormat())
+
+    def update(self, text: str) -> None:
+        """Show ``text``: append what is new when it extends the closed part, else rebuild."""
+        if text == self._text:
+            return
+        if not text.startswith(self._text[: self._closed]):
+            self.reset()
+        cursor = QTextCursor(self.document)
+        # Drop the old tail: it may render differently now that more text follows it.
+        cursor.setPosition(self._tail_position)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        if cursor.hasSelection():
+            cursor.removeSelectedText()
+            # Removing the tail's first block separator leaves the block before it with the
+            # tail's format: give it back its own.
+            cursor.setBlockFormat(self._tail_block[0])
+            cursor.setBlockCharFormat(self._tail_block[1])
+        end = closed_end(text, self._closed)
+        if end > self._closed:
+            rendered = self._renderer.render(text[self._closed : end], len(self._closed_code))
+            self._insert(cursor, rendered.html)
+            self._closed_code.extend(rendered.code_blocks)
+            self._closed = end
+            self.renders += 1
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._tail_position = cursor.position()
+        self._tail_block = (cursor.blockFormat(), cursor.blockCharFormat())
+        tail = text[self._closed :]
+        self._tail_code = []
+        if tail.strip():
+            rendered = self._renderer.render(tail, len(self._closed_code))
+            self._insert(cursor, rendered.html)
+            self._tail_code = rendered.code_blocks
+            self.renders += 1
+        self._text = text
+
+    def _insert(self, cursor: QTextCursor, html: str) -> None:
+        html = html.strip()
+        if not html:
+            return
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self.document.isEmpty():
+            self.document.setHtml(html)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            return
+        # How Qt joins a copied part to the block at the cursor depends on how the part
+        # starts; each way below gives the document setHtml makes of the whole text.
+        if html.startswith("<hr"):
+            cursor.insertHtml(html)
+            return
+        # Parsed on its own exactly as setHtml parses a whole message, then copied in.
+        part = QTextDocument()
+        part.setDefaultStyleSheet(self.document.defaultStyleSheet())
+        part.setHtml(html)
+        if not html.startswith(("<table", "<ul", "<ol")):
+            # The first copied paragraph would merge into the block at the cursor and take
+            # its format: give it a block of its own, formatted as in the part.
+            first = part.begin()
+            cursor.insertBlock(first.blockFormat(), first.charFormat())
+        cursor.insertFragment(QTextDocumentFragment(part))
