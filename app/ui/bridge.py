@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core import Session
-from app.core import protocol as p
+if TYPE_CHECKING:
+    from app.core import Session
+    from app.core import protocol as p
 
 log = logging.getLogger(__name__)
+
+DELTA = "agent_message_delta"
 
 
 class SessionBridge(QObject):
@@ -59,7 +62,7 @@ class SessionBridge(QObject):
             async for event in self.session.events():
                 self.events_seen += 1
                 self._batch.append(event)
-                if not isinstance(event, p.AgentMessageDelta):
+                if getattr(event, "type", "") != DELTA:
                     self._deliver()
                 elif self._delivery is None:
                     self._delivery = asyncio.get_running_loop().call_soon(self._deliver)
@@ -127,14 +130,11 @@ def merge_deltas(events: list[Any]) -> list[Any]:
 
     def close_run() -> None:
         if len(run) > 1:
-            last = merged[-1]
-            merged[-1] = p.AgentMessageDelta(
-                turn_id=last.turn_id, item_id=last.item_id, delta="".join(run)
-            )
+            merged[-1] = merged[-1].model_copy(update={"delta": "".join(run)})
         run.clear()
 
     for event in events:
-        if isinstance(event, p.AgentMessageDelta):
+        if getattr(event, "type", "") == DELTA:
             previous = merged[-1] if run else None
             if (
                 previous is not None

@@ -9,8 +9,16 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QIcon,
+    QIconEngine,
+    QPainter,
+    QPalette,
+    QPixmap,
+)
 from PySide6.QtSvg import QSvgRenderer
 
 from app.core.resources import resources_dir
@@ -41,6 +49,47 @@ def _pixmap(name: str, color: str, size: int) -> QPixmap:
     return pixmap
 
 
+class _SvgIconEngine(QIconEngine):
+    """Draws one tinted SVG icon at whatever size and mode Qt asks for, when it asks.
+
+    Rendering every size of every icon up front cost tens of milliseconds before the window
+    could first paint; most sizes are never shown.
+    """
+
+    def __init__(self, name: str, normal: str, disabled: str) -> None:
+        super().__init__()
+        self._name = name
+        self._normal = normal
+        self._disabled = disabled
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        color = self._disabled if mode == QIcon.Mode.Disabled else self._normal
+        return _pixmap(self._name, color, max(1, min(size.width(), size.height())))
+
+    def scaledPixmap(
+        self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
+    ) -> QPixmap:
+        pixmap = self.pixmap(size * scale, mode, state)
+        pixmap.setDevicePixelRatio(scale)
+        return pixmap
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
+        scale = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
+        painter.drawPixmap(rect, self.scaledPixmap(rect.size(), mode, state, scale))
+
+    def availableSizes(
+        self, mode: QIcon.Mode = QIcon.Mode.Normal, state: QIcon.State = QIcon.State.Off
+    ) -> list[QSize]:
+        return [QSize(side, side) for side in (16, 24, 32, 48)]
+
+    def actualSize(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QSize:
+        side = min(size.width(), size.height())
+        return QSize(side, side)
+
+    def clone(self) -> QIconEngine:
+        return _SvgIconEngine(self._name, self._normal, self._disabled)
+
+
 def icon(name: str, color: QColor | str | None = None) -> QIcon:
     """The icon ``name`` drawn in ``color`` (default: the palette's button text colour)."""
     pal = QGuiApplication.palette()
@@ -48,16 +97,9 @@ def icon(name: str, color: QColor | str | None = None) -> QIcon:
         color = pal.color(QPalette.ColorRole.ButtonText)
     normal = color.name() if isinstance(color, QColor) else color
     disabled = pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()
-    result = QIcon()
-    for size in (16, 24, 32, 48):
-        result.addPixmap(_pixmap(name, normal, size), QIcon.Mode.Normal)
-        result.addPixmap(_pixmap(name, disabled, size), QIcon.Mode.Disabled)
-    return result
+    return QIcon(_SvgIconEngine(name, normal, disabled))
 
 
 def app_icon() -> QIcon:
-    """Coco's application icon (a full-colour SVG)."""
-    result = QIcon()
-    for size in (16, 32, 48, 64, 128, 256):
-        result.addPixmap(_pixmap("coco", "#000000", size))
-    return result
+    """Coco's application icon (a full-colour SVG), drawn at the sizes asked for."""
+    return QIcon(_SvgIconEngine("coco", "#000000", "#000000"))

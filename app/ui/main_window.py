@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -32,28 +33,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import Session, ops
-from app.core import protocol as p
-from app.core.session_index import SessionIndex
-from app.core.settings import AppSettings
-
-from . import gc_policy
+from . import memory
 from .app_context import AppContext
 from .bridge import SessionBridge
 from .commands import Command
 from .composer import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Composer
-from .export import transcript_to_json, transcript_to_markdown
-from .help_dialogs import AboutDialog, ShortcutsDialog
 from .icons import app_icon, icon
 from .model_view import ModelViewPanel
 from .notifications import Notifications
 from .session_list import SessionListPanel
-from .settings_dialog import SettingsDialog
 from .single_instance import bring_to_front
 from .state import ActivityState
 from .status import StatusIndicator
 from .theme import colors
 from .transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from app.core import Session
+    from app.core import protocol as p
+    from app.core.settings import AppSettings
+
+    from .settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +319,7 @@ class MainWindow(QMainWindow):
         await self._close_bridge()
         self.transcript.clear()
         if had_session:
-            gc_policy.release_and_collect()
+            memory.session_replaced()
         self.state = ActivityState()
         self._awaiting_turn = False
         self._summaries = []
@@ -333,6 +333,8 @@ class MainWindow(QMainWindow):
         self.state.default_stage = (
             "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
         )
+        from app.core import Session
+
         opened = True
         try:
             session = await Session.open(config, session_id=session_id)
@@ -359,10 +361,34 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.refresh_model_view()
         self._update_controls()
-        # What exists now lives as long as the session: keep it out of full collections.
-        gc_policy.freeze()
+        self._after_next_paint(memory.session_shown)
         self.session_opened.emit(session.id)
         return opened
+
+    def _after_next_paint(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once, just after the transcript has next painted (or after half a
+        second if it does not paint, e.g. while the window is hidden)."""
+        done = False
+
+        def run() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                viewport.removeEventFilter(watch)
+                watch.deleteLater()
+                if not self._closing:
+                    callback()
+
+        class _Watch(QObject):
+            def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+                if event.type() == QEvent.Type.Paint:
+                    QTimer.singleShot(0, self, run)
+                return False
+
+        viewport = self.transcript.viewport()
+        watch = _Watch(self)
+        viewport.installEventFilter(watch)
+        QTimer.singleShot(500, self, run)
 
     @staticmethod
     def _model_text(config: Any) -> str:
@@ -402,10 +428,7 @@ class MainWindow(QMainWindow):
     def _update_title(self) -> None:
         title = "New conversation"
         if self.session is not None:
-            try:
-                info = SessionIndex(self.context.sessions_dir).get(self.session.id)
-            except OSError:
-                info = None
+            info = self.sessions.info(self.session.id)
             if info is not None:
                 title = info.title
         self.setWindowTitle(f"{title} — Coco")
@@ -438,7 +461,7 @@ class MainWindow(QMainWindow):
                     "session_configured"):
             self.refresh_model_view()
         if kind == "turn_complete":
-            self.sessions.set_current(self.session.id if self.session else "")
+            self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
         if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
             self._update_controls()
@@ -496,13 +519,17 @@ class MainWindow(QMainWindow):
         if self.bridge is None:
             self.show_problem("No session is open yet.")
             return False
+        from app.core import ops  # imported when first needed: the window shows sooner
+
         if isinstance(op, (ops.UserTurn, ops.Compact)):
-            gc_policy.freeze()  # a turn starts: no full collection walks what exists now
+            memory.turn_starting()
         self.bridge.submit(op)
         return True
 
     def send_message(self, text: str) -> None:
         """Send a user message (the composer already refused it while busy)."""
+        from app.core import ops
+
         if self._submit(ops.UserTurn(text=text)):
             self._awaiting_turn = True
             self.transcript.scroll_to_bottom()
@@ -514,6 +541,8 @@ class MainWindow(QMainWindow):
         if reason:
             self.composer.show_hint(reason)
             return False
+        from app.core import ops
+
         if not self._submit(ops.Compact(focus=focus or None)):
             return False
         self._awaiting_turn = True
@@ -525,11 +554,15 @@ class MainWindow(QMainWindow):
         if self.busy:
             self.composer.show_hint("Undo is possible once the current turn has finished.")
             return
+        from app.core import ops
+
         self._submit(ops.UndoCompaction())
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction (Esc, Stop)."""
         if self.busy:
+            from app.core import ops
+
             self._submit(ops.Interrupt())
 
     def run_command(self, command: Command) -> None:
@@ -560,6 +593,8 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         """Show the settings panel (non-blocking); Save applies to the open session."""
+        from .settings_dialog import SettingsDialog
+
         if self._settings_dialog is not None and self._settings_dialog.isVisible():
             self._settings_dialog.raise_()
             return self._settings_dialog
@@ -605,6 +640,8 @@ class MainWindow(QMainWindow):
             )
             self.start_new_session()
             return True
+        from app.core import ops
+
         self._submit(ops.UpdateConfig(config=config))
         self.transcript.add_notice("background", "Settings saved and applied to this session.")
         return True
@@ -633,6 +670,8 @@ class MainWindow(QMainWindow):
         if choice is None:
             return None
         path, fmt = choice
+        from .export import transcript_to_json, transcript_to_markdown
+
         entries = self.session.transcript()
         title = self.windowTitle().split(" — ")[0]
         render = transcript_to_json if fmt == "json" else transcript_to_markdown
@@ -650,6 +689,8 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> QDialog:
         """Help → Keyboard shortcuts (read from this window's actions)."""
+        from .help_dialogs import ShortcutsDialog
+
         dialog = ShortcutsDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -657,6 +698,8 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> QDialog:
         """Help → About: version and this profile's folders."""
+        from .help_dialogs import AboutDialog
+
         dialog = AboutDialog(self.context.paths, self.context.log_file, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -688,7 +731,7 @@ class MainWindow(QMainWindow):
     async def _shutdown(self) -> None:
         try:
             await self._close_bridge()
-            gc_policy.release()
+            memory.window_closed()
         finally:
             self._close_done = True
             self.close()

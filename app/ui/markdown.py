@@ -26,8 +26,7 @@ from pygments.lexers import (  # type: ignore[import-untyped]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
 from .theme import Colors
-
-COPY_SCHEME = "coco-copy"
+from .widgets import COPY_SCHEME
 
 
 @dataclass

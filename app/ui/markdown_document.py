@@ -17,6 +17,7 @@ so a reply looks the same while it streams, when it is done and when it is reope
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import (
     QTextBlockFormat,
@@ -26,7 +27,8 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
 )
 
-from .markdown import MarkdownRenderer
+if TYPE_CHECKING:
+    from .markdown import MarkdownRenderer
 
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")

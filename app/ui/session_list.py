@@ -1,8 +1,9 @@
 """The sidebar: sessions newest first, a search box (titles and content), new, rename, delete.
 
 Deleting asks first and moves the session file to the trash folder (``SessionIndex.delete``);
-nothing is erased. The list reads a fresh ``SessionIndex`` on every refresh, so sessions written
-by the open session show up without coordination.
+nothing is erased. The list reads a fresh ``SessionIndex`` on every refresh (first when the
+window opens its first session, then whenever a turn has written to the open session), so
+sessions written by the open session show up without coordination.
 """
 
 from __future__ import annotations
@@ -118,7 +119,10 @@ class SessionListPanel(QWidget):
         self._debounce.timeout.connect(self.refresh)
         self.search.textChanged.connect(lambda _text: self._debounce.start())
         self._filling = False
-        self.refresh()
+        self._loaded = False  # the index has been read at least once
+        # Reading the index of hundreds of sessions must not hold the window's first paint:
+        # it is read when the window opens its first session (``set_current``).
+        self._infos: dict[str, SessionInfo] = {}  # by id, as last read (unfiltered)
 
     # -- data -------------------------------------------------------------------------------
 
@@ -126,16 +130,29 @@ class SessionListPanel(QWidget):
         return SessionIndex(self.sessions_dir)
 
     def refresh(self) -> None:
-        """Reload the list (applying the search text)."""
+        """Reload the list from the index (applying the search text)."""
         self._debounce.stop()
+        self._loaded = True
         try:
             index = self._index()
             query = self.search.text().strip()
             infos = index.search(query) if query else index.list()
+            if not query:
+                self._infos = {info.id: info for info in infos}
+            elif self.current_id:
+                current = index.get(self.current_id)
+                if current is not None:
+                    self._infos[current.id] = current
         except OSError as exc:
             self.problem.emit(f"Could not read the session list: {exc}")
             infos = []
         self._fill(infos)
+
+    def info(self, session_id: str) -> SessionInfo | None:
+        """The session's entry as the list last read it (no reading of the index)."""
+        if not self._loaded:
+            self.refresh()
+        return self._infos.get(session_id)
 
     def _fill(self, infos: list[SessionInfo]) -> None:
         self._filling = True
@@ -166,10 +183,24 @@ class SessionListPanel(QWidget):
     def titles(self) -> list[str]:
         return [str(self.list.item(i).data(TITLE_ROLE)) for i in range(self.list.count())]
 
-    def set_current(self, session_id: str) -> None:
-        """Mark the open session (refreshes the list so a new one appears)."""
+    def set_current(self, session_id: str, reload: bool = False) -> None:
+        """Mark the open session. The index is read again only when ``reload`` (a turn just
+        wrote to the session: it may be new, renamed or now the most recent) or when it was
+        never read; otherwise the listed item is just selected."""
         self.current_id = session_id
-        self.refresh()
+        if reload or not self._loaded:
+            self.refresh()
+            return
+        self._filling = True
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            selected = item.data(ID_ROLE) == session_id
+            item.setSelected(selected)
+            if selected:
+                self.list.setCurrentItem(item)
+        if not session_id or session_id not in self.session_ids():
+            self.list.clearSelection()
+        self._filling = False
 
     # -- actions ----------------------------------------------------------------------------
 

@@ -19,7 +19,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
 from .icons import icon
-from .markdown import COPY_SCHEME
+
+# The scheme of the links Markdown rendering puts on code blocks (see ``markdown``).
+COPY_SCHEME = "coco-copy"
 
 
 def is_safe_link(url: QUrl) -> bool:
@@ -28,10 +30,12 @@ def is_safe_link(url: QUrl) -> bool:
 
 
 class RichTextView(QTextBrowser):
-    """A read-only rich-text block that grows to its content (no inner scroll bar).
+    """A read-only rich-text block as tall as its content (no inner scroll bar).
 
-    It never loads a resource (no remote images, no files), opens only http(s) links and only
-    when clicked, and turns ``coco-copy:N`` links into ``copy_code_requested(N)``.
+    Its height follows its width (``heightForWidth``): the layout it sits in asks for the
+    height of the document laid out at that width. It never loads a resource (no remote
+    images, no files), opens only http(s) links and only when clicked, and turns
+    ``coco-copy:N`` links into ``copy_code_requested(N)``.
     """
 
     copy_code_requested = Signal(int)
@@ -43,7 +47,9 @@ class RichTextView(QTextBrowser):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextBrowserInteraction
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
@@ -51,9 +57,10 @@ class RichTextView(QTextBrowser):
         self.viewport().setAutoFillBackground(False)
         self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.document().setDocumentMargin(2)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+        self.document().setUndoRedoEnabled(False)
+        # The height follows the content: a layout holding the view must ask again.
+        self.document().documentLayout().documentSizeChanged.connect(self.updateGeometry)
         self.anchorClicked.connect(self._on_anchor)
-        self._fit_height()
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         """Refuse every resource: model output must never trigger a fetch."""
@@ -69,27 +76,27 @@ class RichTextView(QTextBrowser):
         if is_safe_link(url):
             QDesktopServices.openUrl(url)
 
-    def _fit_height(self, *_: object) -> None:
-        doc = self.document()
-        width = self.viewport().width()
-        # Setting the width, even unchanged, lays the whole document out again.
-        if doc.textWidth() != width:
-            doc.setTextWidth(width)
-        margins = self.contentsMargins()
-        height = math.ceil(doc.size().height()) + margins.top() + margins.bottom()
-        if height != self.height():
-            self.setFixedHeight(max(height, 8))
+    def hasHeightForWidth(self) -> bool:
+        return True
 
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
-        self._fit_height()
+    def heightForWidth(self, width: int) -> int:
+        doc = self.document()
+        margins = self.contentsMargins()
+        text_width = max(1, width - margins.left() - margins.right())
+        # Setting the width, even unchanged, lays the whole document out again.
+        if doc.textWidth() != text_width:
+            doc.setTextWidth(text_width)
+        return max(8, math.ceil(doc.size().height()) + margins.top() + margins.bottom())
 
     def wheelEvent(self, event: QWheelEvent) -> None:
-        # The transcript scrolls, not the block: hand the wheel to the scroll area.
+        # The transcript scrolls, not the block: hand the wheel on.
         event.ignore()
 
     def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.height())
+        return QSize(super().sizeHint().width(), self.heightForWidth(max(1, self.width())))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), 8)
 
 
 def tool_button(

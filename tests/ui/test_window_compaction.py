@@ -42,7 +42,7 @@ def test_compact_button_submits_compact_and_shows_a_marker_row(
     # Rows above the marker are dimmed and labelled; the summary is behind the toggle.
     above = window.transcript.rows[: window.transcript.rows.index(marker)]
     assert above and all(not r.in_context for r in above)
-    assert all(r.context_tag.isVisibleTo(r) for r in above)
+    assert all(r.context_tag.isVisibleTo(r.widget) for r in above)
     assert not marker.expanded
     qtbot.mouseClick(marker.summary_button, Qt.MouseButton.LeftButton)
     assert marker.expanded
@@ -147,7 +147,7 @@ def test_automatic_compaction_shows_the_indicator_and_marker_without_a_click(
     marker = window.transcript.compaction_rows()[0]
     assert marker.state == "done"
     assert "automatic" in marker.title_label.text()
-    assert not marker.undo_button.isVisibleTo(marker)  # automatic ones cannot be undone
+    assert not marker.undo_button.isVisibleTo(marker.widget)  # automatic ones cannot be undone
     # The new question comes after the marker and stays in context; the answer streams below.
     rows = window.transcript.rows
     user_row = window.transcript.message_rows("user")[-1]
@@ -188,7 +188,7 @@ def test_undo_restores_the_history_and_the_rows(
     window.compact()
     wait_idle(qtbot, window)
     marker = window.transcript.compaction_rows()[0]
-    assert marker.undo_button.isVisibleTo(marker)
+    assert marker.undo_button.isVisibleTo(marker.widget)
     assert window.undo_action.isEnabled()
     assert window.session.history() != history_before
 
@@ -196,7 +196,7 @@ def test_undo_restores_the_history_and_the_rows(
     qtbot.waitUntil(lambda: marker.state == "undone", timeout=5000)
 
     assert window.session.history() == history_before
-    assert not marker.undo_button.isVisibleTo(marker)
+    assert not marker.undo_button.isVisibleTo(marker.widget)
     assert all(r.in_context for r in window.transcript.message_rows())
 
 
@@ -212,7 +212,7 @@ def test_undo_is_no_longer_offered_once_the_next_turn_starts(
     assert marker.undoable
     chat(qtbot, window, server, "three", "four")
     assert not marker.undoable
-    assert not marker.undo_button.isVisibleTo(marker)
+    assert not marker.undo_button.isVisibleTo(marker.widget)
     assert not window.undo_action.isEnabled()
 
 

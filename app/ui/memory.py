@@ -1,0 +1,92 @@
+"""Memory housekeeping for the window: short collector pauses, freed memory given back.
+
+**Collector pauses.** A full (oldest-generation) garbage collection walks every container
+object the process holds: after start-up and a first request well over 100 000 objects
+(modules, pydantic schemas, Qt wrappers), a walk of 40–90 ms on the main thread, i.e. a visible
+stall in the middle of a streaming reply. Nearly all of those objects live as long as the
+process or the session, so the window moves what exists out of the collector's reach
+(``gc.freeze()``) when a session has opened and again just before a turn starts; collections
+during the turn then walk only what the turn created. Frozen objects are still freed by
+reference counting as usual; only cycles among them wait, so when another session is opened
+everything is handed back to the collector and collected right after the new session is on
+screen (before anything is frozen again), and when the window closes everything is handed
+back.
+
+**Freed memory.** Reading a long session parses its whole rollout; the parsed lines are freed
+again, but the C library keeps freed heap memory for reuse rather than returning it, so the
+process stayed some 60 MB larger than the session it shows. After a session is shown the heap
+is trimmed (``malloc_trim``, glibc only; elsewhere nothing happens).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+import sys
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+_started = False
+_collect_pending = False  # a session was replaced; its leftovers are not collected yet
+_trim: Callable[[int], int] | None = None
+_trim_looked_up = False
+
+
+def _freeze() -> None:
+    global _started, _collect_pending
+    if _collect_pending:
+        _collect_pending = False
+        gc.collect()
+    elif _started:
+        # The young generations only (milliseconds): little fresh garbage gets frozen.
+        gc.collect(1)
+    # The first time is the end of start-up, measured to the first paint: no collection.
+    _started = True
+    gc.freeze()
+
+
+def session_replaced() -> None:
+    """The open session was closed for another: its objects go back to the collector, to be
+    collected once the new session is on screen (:func:`session_shown`)."""
+    global _collect_pending
+    gc.unfreeze()
+    _collect_pending = True
+
+
+def session_shown() -> None:
+    """A session has been opened and painted: collect what a replaced session left, freeze
+    what exists now and give freed memory back to the system."""
+    _freeze()
+    trim_heap()
+
+
+def turn_starting() -> None:
+    """A turn is about to start: keep what exists out of collections during the turn."""
+    _freeze()
+
+
+def window_closed() -> None:
+    """The window closed: hand every frozen object back to the collector."""
+    global _collect_pending
+    _collect_pending = False
+    gc.unfreeze()
+
+
+def trim_heap() -> bool:
+    """Return the C heap's free memory to the system (glibc); True if that was possible."""
+    global _trim, _trim_looked_up
+    if not _trim_looked_up:
+        _trim_looked_up = True
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                _trim = libc.malloc_trim
+            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+                log.debug("malloc_trim is not available", exc_info=True)
+    if _trim is None:
+        return False
+    _trim(0)
+    return True

@@ -1,0 +1,339 @@
+"""A scrolling column of rows of any height in which only the rows on screen have widgets.
+
+A transcript of ten thousand messages cannot be ten thousand widget trees: each costs a few
+hundred kilobytes and Qt lays out one big layout in time that grows faster than the row count.
+Here the rows are plain Python objects holding their state. The area knows each row's height
+(measured from its widget once it has been on screen, estimated from its text before that),
+keeps the running tops so a scroll position maps to rows by bisection, and gives a widget only
+to the rows in or near the viewport. Widgets of rows that scrolled away are kept in a small
+least-recently-used cache and deleted beyond it; a row that comes back gets a new one.
+
+When a row above the viewport turns out taller or shorter than estimated, the first row on
+screen keeps its place (the scroll position is adjusted), so nothing jumps under the reader.
+While ``follow_bottom`` is set (the user has not scrolled up) the view sticks to the end.
+
+Rows are duck-typed: ``_widget`` (the widget or ``None``), ``height``, ``measured_width`` and
+``index`` are managed here; a row provides ``estimate_height(width, TextMetrics)`` and
+``create_widget(parent)``, and its widget provides ``height_for(width)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFontMetrics, QPalette, QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QWidget
+
+MARGIN = 12  # around the column of rows
+SPACING = 8  # between rows
+OVERSCAN = 240  # pixels above and below the viewport that get widgets too
+KEEP_WIDGETS = 24  # widgets of off-screen rows kept for a quick return
+FOLLOW_SLACK = 8  # "at the bottom" within this many pixels
+
+
+class TextMetrics(NamedTuple):
+    """The view font's sizes that height estimates need (read once, not per row)."""
+
+    char_width: int  # average character width, pixels
+    line_height: int  # line spacing, pixels
+
+
+class VirtualRowArea(QAbstractScrollArea):
+    """The scrolling column; subclasses add rows with :meth:`append_row`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.viewport().setBackgroundRole(QPalette.ColorRole.Base)
+        self.viewport().setAutoFillBackground(True)
+        self.rows: list[Any] = []
+        self._tops: list[int] = []
+        self._stale_from = 0  # _tops[i] is right for i < _stale_from
+        self._placed = 0  # rows that have had a top computed (the old layout, for anchoring)
+        self._with_widgets: OrderedDict[int, Any] = OrderedDict()  # id(row) -> row, LRU
+        self._on_screen: list[Any] = []
+        self.follow_bottom = True
+        self._hold = 0  # > 0 while rows are added or changed in bulk
+        self._in_layout = False
+        self._again = False
+        self._adjusting = False  # the scroll bar is moved by the layout, not the user
+        self._metrics: TextMetrics | None = None
+        self._held_width = 100
+        bar = self.verticalScrollBar()
+        bar.setSingleStep(24)
+        bar.valueChanged.connect(self._on_scrolled)
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def append_row(self, row: Any) -> Any:
+        """Add ``row`` at the end (no widget yet: it gets one when it comes on screen)."""
+        row.index = len(self.rows)
+        row._widget = None
+        row.measured_width = -1
+        if self._hold:  # a bulk load: the width cannot change meanwhile
+            width = self._held_width
+        else:
+            width = self._row_width()
+        row.height = row.estimate_height(width, self._font_metrics())
+        self.rows.append(row)
+        self._tops.append(0)
+        self._stale_from = min(self._stale_from, row.index)
+        if self._hold:
+            self._again = True
+        else:
+            self.relayout()
+        return row
+
+    def remove_row(self, row: Any) -> None:
+        """Take ``row`` out (its widget is deleted)."""
+        index = row.index
+        if index >= len(self.rows) or self.rows[index] is not row:
+            return
+        self._drop_widget(row)
+        del self.rows[index]
+        del self._tops[index]
+        self._placed = min(self._placed, index)
+        for i in range(index, len(self.rows)):
+            self.rows[i].index = i
+        self._stale_from = min(self._stale_from, index)
+        self.relayout()
+
+    def clear_rows(self) -> None:
+        """Remove every row and delete every widget."""
+        for row in list(self._with_widgets.values()):
+            self._drop_widget(row)
+        self.rows = []
+        self._tops = []
+        self._stale_from = 0
+        self._placed = 0
+        self._on_screen = []
+        self.follow_bottom = True
+        self.relayout()
+
+    def row_changed(self, row: Any) -> None:
+        """``row``'s content changed and so may its height: measure it again."""
+        row.measured_width = -1
+        if row._widget is None:
+            height = row.estimate_height(self._row_width(), self._font_metrics())
+            if height != row.height:
+                row.height = height
+                self._stale_from = min(self._stale_from, row.index + 1)
+        self.relayout()
+
+    def widget_for(self, row: Any) -> Any:
+        """``row``'s widget, created now if it has none (sized to the column's width)."""
+        widget = row._widget
+        if widget is None:
+            widget = row.create_widget(self.viewport())
+            row._widget = widget
+            widget.resize(self._row_width(), max(1, row.height))
+            widget.hide()
+            self._with_widgets[id(row)] = row
+        self._with_widgets.move_to_end(id(row))
+        return widget
+
+    def drop_all_widgets(self) -> None:
+        """Delete every widget (they are rebuilt from the rows' state when needed)."""
+        for row in list(self._with_widgets.values()):
+            self._drop_widget(row)
+            row.measured_width = -1
+        self._on_screen = []
+        self.relayout()
+
+    def hold(self) -> _Hold:
+        """``with area.hold():`` adds or changes many rows with one layout at the end."""
+        return _Hold(self)
+
+    def row_at_top(self) -> Any | None:
+        """The first row on screen."""
+        self._update_tops()
+        if not self.rows:
+            return None
+        return self.rows[self._first_visible(self.verticalScrollBar().value())]
+
+    # -- scrolling --------------------------------------------------------------------------
+
+    def scroll_to_bottom(self) -> None:
+        """Jump to the end and follow it again."""
+        self.follow_bottom = True
+        self.relayout()
+
+    def _on_scrolled(self, value: int) -> None:
+        if not self._adjusting:
+            self.follow_bottom = value >= self.verticalScrollBar().maximum() - FOLLOW_SLACK
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        if not self._adjusting:
+            # Qt calls this before the scroll bar's other listeners: note first whether the
+            # user left the bottom, or the layout would put the view back there.
+            self._on_scrolled(self.verticalScrollBar().value())
+            self.relayout()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.relayout()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._metrics = None
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def _row_width(self) -> int:
+        return max(100, self.viewport().width() - 2 * MARGIN)
+
+    def _font_metrics(self) -> TextMetrics:
+        if self._metrics is None:
+            metrics = QFontMetrics(self.font())
+            self._metrics = TextMetrics(max(1, metrics.averageCharWidth()), metrics.lineSpacing())
+        return self._metrics
+
+    def _update_tops(self) -> None:
+        rows, tops = self.rows, self._tops
+        start = self._stale_from
+        if start >= len(rows):
+            return
+        top = MARGIN if start == 0 else tops[start - 1] + rows[start - 1].height + SPACING
+        for i in range(start, len(rows)):
+            tops[i] = top
+            top += rows[i].height + SPACING
+        self._stale_from = len(rows)
+        self._placed = len(rows)
+
+    def _content_height(self) -> int:
+        if not self.rows:
+            return 0
+        return int(self._tops[-1] + self.rows[-1].height) + MARGIN
+
+    def _first_visible(self, top: int, placed: int | None = None) -> int:
+        hi = len(self._tops) if placed is None else placed
+        return max(0, bisect.bisect_right(self._tops, top, 0, hi) - 1)
+
+    def _set_range(self) -> None:
+        bar = self.verticalScrollBar()
+        page = self.viewport().height()
+        bar.setPageStep(max(1, page))
+        bar.setRange(0, max(0, self._content_height() - page))
+
+    def relayout(self) -> None:
+        """Measure the rows on screen, give them widgets and place them (now, unless held)."""
+        if self._hold or self._in_layout:
+            self._again = True
+            return
+        self._in_layout = True
+        self._adjusting = True
+        try:
+            for _ in range(4):  # a measured row can change which rows are on screen
+                self._again = False
+                self._layout_once()
+                if not self._again:
+                    break
+        finally:
+            self._adjusting = False
+            self._in_layout = False
+
+    def _layout_once(self) -> None:
+        bar = self.verticalScrollBar()
+        width = self._row_width()
+        # The anchor is found in the layout as it was on screen, before heights that changed
+        # since move the rows below them.
+        anchor: tuple[int, int] | None = None
+        if self._placed and not self.follow_bottom:
+            first = self._first_visible(bar.value(), self._placed)
+            anchor = (first, bar.value() - self._tops[first])
+        self._update_tops()
+        self._set_range()
+        if self.follow_bottom:
+            bar.setValue(bar.maximum())
+        elif anchor is not None:
+            bar.setValue(self._tops[anchor[0]] + anchor[1])
+        # Measure the rows that come on screen; rows above the anchor keep it in place.
+        for _ in range(8):
+            visible = self._visible_rows(bar.value())
+            changed = False
+            for row in visible:
+                widget = self.widget_for(row)
+                if row.measured_width != width:
+                    widget.resize(width, max(1, row.height))
+                    height = max(1, int(widget.height_for(width)))
+                    row.measured_width = width
+                    if height != row.height:
+                        row.height = height
+                        self._stale_from = min(self._stale_from, row.index + 1)
+                        changed = True
+            if not changed:
+                break
+            self._update_tops()
+            self._set_range()
+            if self.follow_bottom:
+                bar.setValue(bar.maximum())
+            elif anchor is not None:
+                bar.setValue(self._tops[anchor[0]] + anchor[1])
+        self._place(visible, bar.value(), width)
+
+    def _visible_rows(self, value: int) -> list[Any]:
+        if not self.rows:
+            return []
+        low = value - OVERSCAN
+        high = value + self.viewport().height() + OVERSCAN
+        rows, tops = self.rows, self._tops
+        out: list[Any] = []
+        i = self._first_visible(max(0, low))
+        while i < len(rows) and tops[i] < high:
+            if tops[i] + rows[i].height >= low:
+                out.append(rows[i])
+            i += 1
+        return out
+
+    def _place(self, visible: list[Any], value: int, width: int) -> None:
+        showing = {id(row) for row in visible}
+        for row in self._on_screen:
+            if id(row) not in showing and row._widget is not None:
+                row._widget.hide()
+        for row in visible:
+            widget = row._widget
+            widget.setGeometry(MARGIN, self._tops[row.index] - value, width, row.height)
+            if widget.isHidden():
+                widget.show()
+        self._on_screen = visible
+        self._evict(showing)
+
+    def _evict(self, showing: set[int]) -> None:
+        spare = len(self._with_widgets) - len(showing) - KEEP_WIDGETS
+        if spare <= 0:
+            return
+        for key in list(self._with_widgets):
+            if spare <= 0:
+                break
+            if key not in showing and not self._with_widgets[key].keep_widget():
+                self._drop_widget(self._with_widgets[key])
+                spare -= 1
+
+    def _drop_widget(self, row: Any) -> None:
+        self._with_widgets.pop(id(row), None)
+        widget = row._widget
+        row._widget = None
+        if widget is not None:
+            widget.hide()
+            widget.deleteLater()
+
+
+class _Hold:
+    def __init__(self, area: VirtualRowArea) -> None:
+        self.area = area
+
+    def __enter__(self) -> VirtualRowArea:
+        if self.area._hold == 0:
+            self.area._held_width = self.area._row_width()
+        self.area._hold += 1
+        return self.area
+
+    def __exit__(self, *exc: object) -> None:
+        self.area._hold -= 1
+        if self.area._hold == 0:
+            self.area.relayout()
