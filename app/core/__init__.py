@@ -1,7 +1,28 @@
-"""Coco's engine: sessions, turns, compaction, providers and persistence. No Qt here."""
+"""Coco's engine: sessions, turns, compaction, providers and persistence. No Qt here.
 
-from . import events, ops
-from .config import CoreConfig
-from .session import Session
+The public names load on first use, so importing one small module of the core (paths,
+settings) does not pay for the protocol models and the session at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import events, ops
+    from .config import CoreConfig
+    from .session import Session
 
 __all__ = ["CoreConfig", "Session", "events", "ops"]
+
+_LAZY = {"CoreConfig": ".config", "Session": ".session", "events": None, "ops": None}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name = _LAZY[name]
+    if module_name is None:
+        return importlib.import_module(f".{name}", __name__)
+    return getattr(importlib.import_module(module_name, __name__), name)
