@@ -122,9 +122,9 @@ def item_text_for_count(item: Item) -> str:
     return str(item)
 
 
-def last_assistant_text(items: list[Item]) -> str:
-    """Text of the last assistant message in ``items`` ("" if none)."""
+def last_assistant_text(items: list[Item]) -> str | None:
+    """Text of the last assistant message in ``items`` (None if there is none)."""
     for item in reversed(items):
         if is_message(item, "assistant"):
             return message_text(item)
-    return ""
+    return None

@@ -30,6 +30,7 @@ from .items import (
     function_call_output,
     is_message,
     item_type,
+    last_assistant_text,
     message_text,
     new_id,
     user_message,
@@ -605,7 +606,7 @@ class Session:
                 continue
             attempt_box.clear()
             calls = self._record_outputs(turn_id, attempt, started)
-            text = _last_text(attempt.items)
+            text = last_assistant_text(attempt.items)
             if text is not None:
                 last_message = text
             if not calls:
@@ -1006,22 +1007,7 @@ class Session:
             )
         )
         self._emit(
-            p.ContextCompacted(
-                turn_id=turn_id,
-                item_id=item_id,
-                trigger=trigger,
-                strategy=strategy,
-                tokens_before=tokens_before,
-                tokens_after=tokens_after,
-                duration_ms=duration_ms,
-                kept_user_messages=kept,
-                kept_truncated=kept_truncated,
-                trimmed_items=trimmed,
-                focus=focus,
-                summary=shown_summary,
-                style=config.summary_style,
-                undoable=undoable,
-            )
+            p.ContextCompacted(**marker, undoable=undoable)  # the marker holds every figure
         )
         if strategy != "remote":
             self._emit(p.Warning(message=LOCAL_COMPACTION_WARNING))
@@ -1064,13 +1050,6 @@ _UNDO_ALREADY = "Nothing to undo: the last compaction was already undone."
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _last_text(items: list[Item]) -> str | None:
-    for item in reversed(items):
-        if is_message(item, "assistant"):
-            return message_text(item)
-    return None
 
 
 def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:

@@ -95,7 +95,7 @@ async def summarise_locally(
             on_trim(trimmed)
             continue
         return LocalSummary(
-            summary=last_assistant_text(attempt.items), usage=attempt.usage, trimmed=trimmed
+            summary=last_assistant_text(attempt.items) or "", usage=attempt.usage, trimmed=trimmed
         )
 
 
