@@ -9,10 +9,8 @@ A second launch on the same profile hands over to the running one.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import logging
-import platform
 import signal
 import sys
 from pathlib import Path
@@ -77,37 +75,54 @@ def _session_exists(sessions_dir: Path, session_id: str) -> bool:
         return False
 
 
-async def _first_paint(window: Any, timeout: float = 0.5) -> None:
-    """Wait until ``window`` has painted once (or ``timeout`` passed: a window that is not
-    exposed, e.g. minimised by the desktop, must not hold start-up back)."""
-    from PySide6.QtCore import QEvent, QObject
+def _wait_for_first_paint(window: Any, timeout_ms: int = 500) -> bool:
+    """Run Qt (only Qt: asyncio is not even imported yet) until ``window`` has painted once,
+    or ``timeout_ms`` passed (a window that is not exposed, e.g. minimised by the desktop,
+    must not hold start-up back). Returns True when the window asked to close meanwhile.
 
-    painted = asyncio.get_running_loop().create_future()
+    Keyboard and mouse input waits in Qt's queue until the event loop proper runs; a close
+    request from the desktop is held back and repeated then, when the session can be shut
+    down properly.
+    """
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+
+    loop = QEventLoop()
 
     class _Watch(QObject):
+        close_requested = False
+
         def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and not painted.done():
-                painted.set_result(None)
+            if event.type() == QEvent.Type.Paint:
+                QTimer.singleShot(0, loop.quit)  # after this paint has finished
+            elif event.type() == QEvent.Type.Close:
+                self.close_requested = True
+                event.ignore()
+                return True
             return False
 
     watch = _Watch()
     window.installEventFilter(watch)
+    give_up = QTimer()
+    give_up.setSingleShot(True)
+    give_up.timeout.connect(loop.quit)
+    give_up.start(timeout_ms)
     try:
-        await asyncio.wait_for(painted, timeout)
-    except TimeoutError:
-        pass
+        loop.exec(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
     finally:
+        give_up.stop()
         window.removeEventFilter(watch)
+    return watch.close_requested
 
 
-async def _run(window: Any, session_id: str | None, explicit: bool) -> int:
+async def _run(window: Any, requested_session: str | None) -> int:
+    import asyncio
+
     closed = asyncio.Event()
     window.closed.connect(closed.set)
-    # The window is shown (by main) before anything else runs; the session is read and
-    # rendered once the window is on screen.
-    window.composer.focus()
-    await _first_paint(window)
-    gc.enable()  # off since main() began: see there
+    # The window is on screen (main waited for its first paint). Only now are the settings
+    # read (pydantic alone costs ~100 ms) and the session opened and rendered.
+    session_id = requested_session or window.context.settings.last_session_id or None
+    explicit = requested_session is not None
     if session_id and not explicit and not _session_exists(window.context.sessions_dir,
                                                            session_id):
         session_id = None  # the last session was never written to (an empty new one)
@@ -164,28 +179,35 @@ def main(argv: list[str] | None = None) -> int:
         gc.enable()
 
 
+def _start_logging(paths: Any, level: str | None) -> Path | None:
+    """The log file (and stderr) from here on; returns the file's path (None: unwritable)."""
+    import platform
+
+    from app.applog import setup_logging
+
+    log_file = setup_logging(paths.log_dir, level)
+    log.info("Coco %s starting (Python %s, %s; profile %s%s)", __version__,
+             platform.python_version(), sys.platform, paths.data_dir,
+             ", isolated" if paths.isolated else "")
+    return log_file
+
+
 def _main(args: argparse.Namespace) -> int:
-    import qasync  # type: ignore[import-untyped]
+    # Only what the window needs to appear is imported before its first paint. The log file
+    # (logging.handlers), asyncio and qasync, pydantic, the settings and the core come after:
+    # together they took longer than the whole bare Qt start-up.
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.applog import crash_message, install_excepthook, setup_logging
     from app.core.secrets import SecretStore
     from app.paths import AppPaths
     from app.ui.app_context import AppContext
-    from app.ui.crash_dialog import show_crash_dialog
-    from app.ui.loop import install_asyncgen_hooks, release_loop_timers
     from app.ui.main_window import MainWindow
     from app.ui.qt_messages import route_qt_messages
     from app.ui.single_instance import SingleInstance, focus_message, server_name
 
     paths = AppPaths.resolve(args.data_dir)
-    log_file = setup_logging(paths.log_dir, args.log_level)
-    route_qt_messages()
-    log.info("Coco %s starting (Python %s, %s; profile %s%s)", __version__,
-             platform.python_version(), sys.platform, paths.data_dir,
-             ", isolated" if paths.isolated else "")
-
+    route_qt_messages()  # before the QApplication: its platform plugin speaks first
     app = QApplication.instance() or QApplication(["coco"])
     assert isinstance(app, QApplication)
     configure_application(app)
@@ -194,7 +216,6 @@ def _main(args: argparse.Namespace) -> int:
 
     instance = SingleInstance(server_name(paths.data_dir))
     if not instance.claim(focus_message(args.session)):
-        log.info("Another Coco runs with this profile; asked it to come to the front")
         print("Coco is already running with this profile; switched to its window.")
         return 0
 
@@ -212,39 +233,62 @@ def _main(args: argparse.Namespace) -> int:
         while server_box:
             server_box.pop().stop()
 
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    install_asyncgen_hooks(loop)
     uninstall_hook = None
+    logging_started = False
+    log_file: Path | None = None
     previous_sigint = signal.getsignal(signal.SIGINT)
     try:
         context = AppContext(
             config_dir=paths.config_dir, data_dir=paths.data_dir, start_demo=start_demo,
             stop_demo=stop_demo, offline=args.offline, log_dir=paths.log_dir,
-            log_file=log_file,
             # An isolated profile keeps its keys too: in its own 0600 file, not the keyring
             # every profile of this user shares.
             secrets=SecretStore(paths.config_dir, use_keyring=not paths.isolated),
         )
         window = MainWindow(context)
         instance.message_received.connect(lambda message: _focus_window(window, message))
-        uninstall_hook = install_excepthook(
-            lambda message: show_crash_dialog(message, log_file, window), log_file
-        )
         # Ctrl+C in the terminal closes the window properly (the session is shut down).
         signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
         wake = QTimer()
         wake.start(250)  # lets Python run its signal handlers while Qt idles
         wake.timeout.connect(lambda: None)
-        session_id = args.session or context.settings.last_session_id or None
         window.show()
+        close_requested = _wait_for_first_paint(window)
+        window.composer.focus()
+        gc.enable()  # off since main() began: see there
+
+        log_file = _start_logging(paths, args.log_level)
+        logging_started = True
+        context.log_file = log_file
+        from app.applog import install_excepthook
+        from app.ui.crash_dialog import show_crash_dialog
+
+        uninstall_hook = install_excepthook(
+            lambda message: show_crash_dialog(message, log_file, window), log_file
+        )
+
+        import asyncio
+
+        import qasync  # type: ignore[import-untyped]
+
+        from app.ui.loop import install_asyncgen_hooks, release_loop_timers
+
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        install_asyncgen_hooks(loop)
+        if close_requested:
+            QTimer.singleShot(0, window.close)
         with loop:
-            code: int = loop.run_until_complete(_run(window, session_id, bool(args.session)))
+            code: int = loop.run_until_complete(_run(window, args.session))
         release_loop_timers(loop)
         context.close()
         log.info("Coco closed")
         return code
     except Exception as exc:  # a start-up failure: say what happened, never a bare traceback
+        from app.applog import crash_message
+
+        if not logging_started:
+            log_file = _start_logging(paths, args.log_level)
         log.critical("Coco could not start", exc_info=True)
         print(crash_message(exc, log_file), file=sys.stderr)
         return 1

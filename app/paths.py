@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.config import default_config_dir, default_data_dir, default_log_dir
+from app.core.dirs import default_config_dir, default_data_dir, default_log_dir
 
 LOG_FILE_NAME = "coco.log"
 

@@ -5,26 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-APP_NAME = "Coco"
-
-
-def default_data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-
-
-def default_config_dir() -> Path:
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
-
-
-def default_cache_dir() -> Path:
-    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
-
-
-def default_log_dir() -> Path:
-    return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+from .dirs import (  # noqa: F401 - re-exported: the folders are part of the config's API
+    APP_NAME,
+    default_cache_dir,
+    default_config_dir,
+    default_data_dir,
+    default_log_dir,
+)
 
 
 class CoreConfig(BaseModel):

@@ -13,12 +13,11 @@ import logging
 import os
 import stat
 import threading
-import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import keyring
-from keyring.backend import KeyringBackend
-from keyring.backends import chainer, fail, null
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +36,8 @@ def normalise_base_url(base_url: str) -> str:
 
 
 def _backend_label(backend: KeyringBackend) -> str:
+    from keyring.backends import chainer
+
     if isinstance(backend, chainer.ChainerBackend):
         return ", ".join(_backend_label(inner) for inner in backend.backends)
     cls = type(backend)
@@ -47,6 +48,11 @@ def _backend_label(backend: KeyringBackend) -> str:
 
 
 def _usable_keyring() -> KeyringBackend | None:
+    # keyring (and its backend discovery) costs tens of milliseconds: it is imported the
+    # first time a key is needed, never on the way to the window's first paint.
+    import keyring
+    from keyring.backends import chainer, fail, null
+
     try:
         backend = keyring.get_keyring()
     except Exception as exc:  # noqa: BLE001 - any keyring failure means "not usable"
@@ -74,13 +80,23 @@ class SecretStore:
         self.service = service
         self.path = config_dir / SECRETS_FILE
         self._lock = threading.Lock()
-        self._keyring: KeyringBackend | None = _usable_keyring() if use_keyring else None
+        # The keyring is looked up on first use (see _usable_keyring); None: keys go to the file.
+        self._keyring: KeyringBackend | None = None
+        self._keyring_pending = use_keyring
+
+    def _backend(self) -> KeyringBackend | None:
+        if self._keyring_pending:
+            self._keyring_pending = False
+            self._keyring = _usable_keyring()
+        return self._keyring
 
     @property
     def backend_name(self) -> str:
         """Where keys go now, for the settings panel (names the place, never a key)."""
-        if self._keyring is not None:
-            return f"keyring ({_backend_label(self._keyring)})"
+        with self._lock:
+            backend = self._backend()
+        if backend is not None:
+            return f"keyring ({_backend_label(backend)})"
         if _CHECK_MODE:
             return f"file ({_display_path(self.path)}, mode 600)"
         return f"file ({_display_path(self.path)})"
@@ -94,7 +110,7 @@ class SecretStore:
         if not user:
             return ""
         with self._lock:
-            backend = self._keyring
+            backend = self._backend()
             if backend is not None:
                 try:
                     value = backend.get_password(self.service, user)
@@ -120,7 +136,7 @@ class SecretStore:
             if not key:
                 self._delete(user)
                 return
-            backend = self._keyring
+            backend = self._backend()
             if backend is not None:
                 try:
                     backend.set_password(self.service, user, key)
@@ -146,9 +162,10 @@ class SecretStore:
         self._keyring = None
 
     def _delete(self, user: str) -> None:
-        if self._keyring is not None:
+        backend = self._backend()
+        if backend is not None:
             try:
-                self._keyring.delete_password(self.service, user)
+                backend.delete_password(self.service, user)
             except Exception:  # noqa: BLE001, S110 - nothing stored there is fine
                 pass
         self._drop_from_file(user)
@@ -194,6 +211,8 @@ class SecretStore:
         try:
             self.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._keep_unreadable_file()
+            import uuid
+
             temp = self.path.with_name(f".{SECRETS_FILE}-{uuid.uuid4().hex}.tmp")
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
             try:

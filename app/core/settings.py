@@ -70,7 +70,6 @@ class AppSettings(BaseModel):
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""
     notifications: bool = True
-    window_geometry: str = ""  # base64 of QWidget.saveGeometry(); opaque here
     last_session_id: str = ""
 
     @field_validator("base_url")

@@ -18,15 +18,15 @@ import logging
 import math
 import os
 import threading
-import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
-from .config import default_cache_dir
+from .dirs import default_cache_dir
 from .items import Item, item_text_for_count
 
 log = logging.getLogger(__name__)
@@ -184,6 +184,8 @@ def _read_cached_bpe(spec: _EncodingSpec, folder: Path) -> bytes | None:
 
 def _download_bpe(spec: _EncodingSpec, folder: Path) -> bytes:
     # Our own fetch (not tiktoken's) so it has a timeout and writes to our folder, not the env's.
+    import urllib.request
+
     with urllib.request.urlopen(spec.url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
         data: bytes = response.read()
     if hashlib.sha256(data).hexdigest() != spec.sha256:
@@ -213,6 +215,8 @@ def _load_encoding(spec: _EncodingSpec, folder: Path, allow_download: bool) -> t
         if not allow_download:
             raise FileNotFoundError(f"no {spec.name} tokenizer file in {folder}")
         data = _download_bpe(spec, folder)
+    import tiktoken  # here, on the loading thread: the window needs none of it to open
+
     return tiktoken.Encoding(
         spec.name,
         pat_str=spec.pat_str,

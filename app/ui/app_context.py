@@ -11,18 +11,15 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.config import CoreConfig, default_data_dir, default_log_dir
+from app.core.dirs import default_data_dir, default_log_dir
 from app.core.secrets import SecretStore
-from app.core.settings import (
-    AppSettings,
-    SettingsStore,
-    build_core_config,
-    is_configured,
-    preset_base_url,
-)
 from app.paths import AppPaths
+
+if TYPE_CHECKING:
+    from app.core.config import CoreConfig
+    from app.core.settings import AppSettings, SettingsStore
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +45,6 @@ class AppContext:
         self.data_dir = data_dir
         self.log_dir = log_dir if log_dir is not None else default_log_dir()
         self.log_file = log_file
-        self.store = SettingsStore(config_dir)
         self.secrets = secrets if secrets is not None else SecretStore(config_dir)
         self.offline = offline
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -56,7 +52,38 @@ class AppContext:
         self._start_demo = start_demo
         self._stop_demo = stop_demo
         self._demo_url: str | None = None
-        self.settings, self.load_warnings = self.store.load()
+        # The settings (and pydantic, which validates them) load on first use: after the
+        # window's first paint at start-up, so the window is on screen sooner.
+        self._store: SettingsStore | None = None
+        self._settings: AppSettings | None = None
+        self._load_warnings: list[str] = []
+
+    # -- settings ---------------------------------------------------------------------------
+
+    @property
+    def store(self) -> SettingsStore:
+        if self._store is None:
+            from app.core.settings import SettingsStore
+
+            self._store = SettingsStore(self.config_dir)
+        return self._store
+
+    @property
+    def settings(self) -> AppSettings:
+        """The saved settings, read on first use."""
+        if self._settings is None:
+            self._settings, self._load_warnings = self.store.load()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: AppSettings) -> None:
+        self._settings = value
+
+    @property
+    def load_warnings(self) -> list[str]:
+        """What was wrong with the settings file when it was read (shown once, at start)."""
+        self.settings  # noqa: B018 - reading them is what produces the warnings
+        return self._load_warnings
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -75,6 +102,8 @@ class AppContext:
     @staticmethod
     def key_base_url(settings: AppSettings) -> str:
         """The base URL a provider's key is stored under."""
+        from app.core.settings import preset_base_url
+
         return settings.base_url or preset_base_url(settings.provider)
 
     def api_key(self, settings: AppSettings | None = None) -> str:
@@ -99,6 +128,8 @@ class AppContext:
     @property
     def using_demo(self) -> bool:
         """True when sessions run on the offline demo model."""
+        from app.core.settings import is_configured
+
         return self.offline or not is_configured(self.settings, self.api_key(), self.env)
 
     def demo_url(self) -> str:
@@ -111,6 +142,8 @@ class AppContext:
     def build_config(self, settings: AppSettings, api_key: str, demo: bool) -> CoreConfig:
         """A CoreConfig for ``settings`` (on the demo model when ``demo``); ValueError with a
         user-facing message when the settings cannot make one."""
+        from app.core.settings import build_core_config
+
         if demo:
             settings = settings.model_copy(update={"provider": "demo"})
         config = build_core_config(

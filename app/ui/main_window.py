@@ -7,13 +7,12 @@ widgets that render it, and every user action becomes an op. It never edits the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -35,7 +34,6 @@ from PySide6.QtWidgets import (
 
 from . import memory
 from .app_context import AppContext
-from .bridge import SessionBridge
 from .commands import Command
 from .composer import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Composer
 from .icons import app_icon, icon
@@ -47,12 +45,16 @@ from .state import ActivityState
 from .status import StatusIndicator
 from .theme import colors
 from .transcript import TranscriptView
+from .window_state import WindowState
 
 if TYPE_CHECKING:
+    import asyncio
+
     from app.core import Session
     from app.core import protocol as p
     from app.core.settings import AppSettings
 
+    from .bridge import SessionBridge
     from .settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -102,7 +104,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.context = context
         self.session: Session | None = None
-        self.bridge: SessionBridge | None = None
+        self.bridge: SessionBridge | None = None  # one per open session
         self.state = ActivityState()
         self._awaiting_turn = False  # a message was sent; its turn has not started yet
         self._closing = False
@@ -303,12 +305,8 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.indicator)
 
     def _restore_geometry(self) -> None:
-        saved = self.context.settings.window_geometry
-        if saved:
-            try:
-                self.restoreGeometry(QByteArray.fromBase64(saved.encode("ascii")))
-            except (ValueError, UnicodeEncodeError):
-                pass
+        self.window_state = WindowState(self.context.config_dir)
+        self.geometry_restored = self.window_state.restore(self, self.splitter)
 
     # ================================================================ sessions
 
@@ -345,6 +343,8 @@ class MainWindow(QMainWindow):
             session = await Session.open(config)
             self.transcript.add_notice("error", f"Could not open that session: {exc}")
         self.session = session
+        from .bridge import SessionBridge
+
         self.bridge = SessionBridge(session, self)
         self.bridge.event_received.connect(self._on_event)
         self.bridge.failed.connect(self.show_problem)
@@ -404,6 +404,8 @@ class MainWindow(QMainWindow):
         self._schedule_open(session_id)
 
     def _schedule_open(self, session_id: str | None) -> asyncio.Future[Any]:
+        import asyncio
+
         self._opening = asyncio.ensure_future(self.open_session(session_id))
         self._opening.add_done_callback(self._report_open_failure)
         return self._opening
@@ -723,9 +725,9 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.context.remember(
-                window_geometry=bytes(self.saveGeometry().toBase64().data()).decode("ascii")
-            )
+            self.window_state.save(self, self.splitter)
+            import asyncio
+
             asyncio.ensure_future(self._shutdown())
 
     async def _shutdown(self) -> None:

@@ -20,8 +20,6 @@ is trimmed (``malloc_trim``, glibc only; elsewhere nothing happens).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import logging
 import sys
@@ -81,9 +79,12 @@ def trim_heap() -> bool:
     if not _trim_looked_up:
         _trim_looked_up = True
         if sys.platform.startswith("linux"):
+            import ctypes
+
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _trim = libc.malloc_trim
+                # The symbols already loaded into the process, libc's among them (no
+                # ``find_library``: it runs ldconfig in a subprocess).
+                _trim = ctypes.CDLL(None).malloc_trim
             except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
                 log.debug("malloc_trim is not available", exc_info=True)
     if _trim is None:

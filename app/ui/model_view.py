@@ -32,14 +32,6 @@ from app.core.items import (
 from .format import format_tokens
 from .theme import colors
 
-try:  # the core's own estimate when present
-    from app.core.tokens import approx_tokens as _approx_tokens
-except ImportError:  # pragma: no cover - the core always ships it
-    import math
-
-    def _approx_tokens(text: str) -> int:
-        return math.ceil(len(text.encode("utf-8")) / 4)
-
 
 def _summary_prefix() -> str | None:
     try:
@@ -55,6 +47,8 @@ Item = dict[str, Any]
 
 def describe_item(item: Item, summary_prefix: str | None, summaries: Sequence[str] = ()) -> dict[str, Any]:
     """Role, kind, token estimate, preview and whether ``item`` is the summary message."""
+    from app.core.tokens import approx_tokens  # not needed until the panel is first shown
+
     kind = item_type(item)
     role = str(item.get("role", "")) if kind == "message" else ""
     text = message_text(item) if kind == "message" else ""
@@ -85,7 +79,7 @@ def describe_item(item: Item, summary_prefix: str | None, summaries: Sequence[st
     return {
         "role": role or "—",
         "kind": label,
-        "tokens": _approx_tokens(item_text_for_count(item)),
+        "tokens": approx_tokens(item_text_for_count(item)),
         "preview": " ".join(preview.split())[:200],
         "summary": is_summary,
     }

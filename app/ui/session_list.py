@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -25,11 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.session_index import SessionIndex, SessionInfo
-
 from .format import format_tokens
 from .icons import icon
 from .widgets import tool_button
+
+if TYPE_CHECKING:
+    from app.core.session_index import SessionIndex, SessionInfo
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +129,8 @@ class SessionListPanel(QWidget):
     # -- data -------------------------------------------------------------------------------
 
     def _index(self) -> SessionIndex:
+        from app.core.session_index import SessionIndex  # read after the first paint
+
         return SessionIndex(self.sessions_dir)
 
     def refresh(self) -> None:

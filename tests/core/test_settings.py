@@ -48,7 +48,6 @@ def test_save_then_load_round_trip(tmp_path: Path) -> None:
         auto_compact_percent=75,
         summary_style="checkpoint",
         workspace="/home/me/project",
-        window_geometry="AdnQywADAAA=",
         last_session_id="abc",
     )
     store.save(original)

@@ -8,6 +8,7 @@ import io
 import os
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -261,7 +262,7 @@ def test_missing_file_without_download_is_unavailable_quickly(
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("must not try the network")
 
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
     env_before = dict(os.environ)
     start = time.monotonic()
     counter = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=False)
@@ -315,7 +316,7 @@ def test_hung_download_never_blocks_and_failure_means_unavailable(
         assert release.wait(10)
         raise OSError("network unreachable")
 
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", hanging_urlopen)
+    monkeypatch.setattr(urllib.request, "urlopen", hanging_urlopen)
     start = time.monotonic()
     counter = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=True)
     assert time.monotonic() - start < 0.5
@@ -338,7 +339,7 @@ def test_download_is_verified_and_cached(
         urls.append(url)
         return io.BytesIO(payload)
 
-    monkeypatch.setattr(tokens.urllib.request, "urlopen", fake_urlopen)
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
     folder = tmp_path / "new" / "cache"
     counter = TokenCounter("gpt-4", cache_dir=folder, allow_download=True)
     assert counter.wait_ready(30)
@@ -351,7 +352,7 @@ def test_download_with_wrong_checksum_is_rejected(
     fresh_encodings: tokens._SharedEncodings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        tokens.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"aGVsbG8= 0\n")
+        urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"aGVsbG8= 0\n")
     )
     counter = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=True)
     assert counter.wait_ready(5) is False

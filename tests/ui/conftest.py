@@ -133,7 +133,7 @@ def make_window(qtbot: Any, qloop: Any, tmp_path: Path, server: Any) -> Iterator
         )
         window = MainWindow(context)
         windows.append(window)
-        if not context.settings.window_geometry:
+        if not window.geometry_restored:
             window.resize(1000, 700)
         window.show()
         run(qtbot, window.open_session(session_id))

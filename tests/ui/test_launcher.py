@@ -62,5 +62,5 @@ def test_first_run_starts_the_demo_model_and_closes_cleanly(
     assert seen["model"] == "coco-demo"
     settings = json.loads((tmp_path / "config" / "settings.json").read_text(encoding="utf-8"))
     assert settings["last_session_id"] == seen["session"]
-    assert settings["window_geometry"]
+    assert (tmp_path / "config" / "window.ini").read_text(encoding="utf-8").count("geometry")
     assert (tmp_path / "logs" / "coco.log").exists()  # the profile's own log
