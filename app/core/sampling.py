@@ -24,10 +24,17 @@ class StreamAttempt:
     """What the current attempt has produced so far; read on cancel to keep partial text."""
 
     items: list[Item] = field(default_factory=list)
-    partial_text: dict[str, str] = field(default_factory=dict)
+    # The text streamed so far per message still in progress, as its deltas: joining them
+    # once (on cancel) instead of on every delta keeps a long reply linear, not quadratic.
+    partial_parts: dict[str, list[str]] = field(default_factory=dict)
     usage: Usage | None = None
     response_id: str = ""
     completed: bool = False
+
+    @property
+    def partial_text(self) -> dict[str, str]:
+        """The text of each message still in progress, by item id."""
+        return {item_id: "".join(parts) for item_id, parts in self.partial_parts.items()}
 
 
 def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
@@ -78,16 +85,18 @@ async def sample(
         try:
             async for event in provider.stream(request, extra_headers=extra_headers):
                 if isinstance(event, TextDelta):
-                    attempt.partial_text[event.item_id] = (
-                        attempt.partial_text.get(event.item_id, "") + event.delta
-                    )
+                    parts = attempt.partial_parts.get(event.item_id)
+                    if parts is None:
+                        attempt.partial_parts[event.item_id] = [event.delta]
+                    else:
+                        parts.append(event.delta)
                     if on_delta is not None:
                         on_delta(event.item_id, event.delta)
                 elif isinstance(event, OutputItemDone):
                     attempt.items.append(event.item)
                     item_id = event.item.get("id")
                     if isinstance(item_id, str):
-                        attempt.partial_text.pop(item_id, None)
+                        attempt.partial_parts.pop(item_id, None)
                 elif isinstance(event, Completed):
                     attempt.usage = event.usage
                     attempt.response_id = event.response_id

@@ -22,6 +22,7 @@ from .compaction.policy import auto_compact_limit, context_window
 from .compaction.prompts import build_prompt, summary_text
 from .compaction.rebuild import build_compacted_history, filter_remote_output
 from .config import CoreConfig
+from .event_stream import EventStream
 from .history import ContextHistory, HistorySnapshot
 from .items import (
     ENVIRONMENT_CONTEXT_OPEN,
@@ -65,9 +66,6 @@ OVERFLOW_AUTO_OFF = (
 # Base URLs whose server answered 404 to /responses/compact: later compactions go local.
 _NO_REMOTE_COMPACT: set[str] = set()
 
-_END = object()
-
-
 class TurnFailed(Exception):
     """A turn ended with an error that was already reported as an event."""
 
@@ -85,7 +83,7 @@ class Session:
         self._transcript = Transcript()
         self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
         self._provider: ModelProvider | None = None
-        self._events: asyncio.Queue[Any] = asyncio.Queue()
+        self._events = EventStream()
         self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
         self._pending_turns: deque[p.UserTurn] = deque()
         self._active: asyncio.Task[None] | None = None
@@ -138,11 +136,7 @@ class Session:
 
     async def events(self) -> AsyncIterator[p.Event]:
         """Every event, in order, until shutdown. Meant for one consumer."""
-        while True:
-            event = await self._events.get()
-            if event is _END:
-                self._events.put_nowait(_END)
-                return
+        while (event := await self._events.get()) is not None:
             yield event
 
     def history(self) -> list[Item]:
@@ -254,7 +248,7 @@ class Session:
             self._writer.sync()
             self._writer.close()
         self._emit(p.ShutdownComplete())
-        self._events.put_nowait(_END)
+        self._events.end()
 
     # ================================================================ config
 
@@ -285,7 +279,7 @@ class Session:
     def _emit(self, event: Any) -> None:
         if isinstance(event, p.TokenCount):
             self._last_token_event = event
-        self._events.put_nowait(event)
+        self._events.put(event)
 
     def _record(self, kind: str, payload: dict[str, Any]) -> None:
         if self._writer is None:
@@ -573,7 +567,7 @@ class Session:
                         turn_id=turn_id, item=p.TurnItem(id=item_id, kind="agent_message")
                     )
                 )
-            self._emit(p.AgentMessageDelta(turn_id=turn_id, item_id=item_id, delta=delta))
+            self._events.put_delta(turn_id, item_id, delta)
 
         for _ in range(MAX_TOOL_ROUNDS):
             try:

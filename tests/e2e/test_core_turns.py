@@ -369,3 +369,30 @@ def test_importing_core_loads_no_qt():
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+async def test_a_consumer_that_falls_behind_gets_joined_deltas_with_the_whole_text(
+    server, make_config
+):
+    """Deltas queued while the consumer is busy arrive joined: fewer events, same text."""
+    text = "One two three four five six seven eight nine ten. " * 40
+    server.enqueue(Reply(text=text, chunk_size=3))
+    session = await Session.open(make_config())
+    await session.submit(ops.UserTurn(text="count"))
+    # Not reading while the whole reply streams in: every delta waits in the queue.
+    await asyncio.wait_for(_until_idle(session), 10)
+    events = await collect(session)
+
+    deltas = of_type(events, "agent_message_delta")
+    assert "".join(e.delta for e in deltas) == text
+    assert len(deltas) < len(text) // 3  # joined, not one event per streamed chunk
+    kinds = types(events)
+    assert kinds.index("turn_started") < kinds.index("agent_message_delta")
+    assert kinds.index("agent_message_delta") < kinds.index("agent_message")
+    await session.close()
+
+
+async def _until_idle(session: Session) -> None:
+    """Until the turn has ended with nothing read: its turn_complete waits in the queue."""
+    while not any(getattr(e, "type", "") == "turn_complete" for e in session._events._queue):
+        await asyncio.sleep(0.01)
