@@ -512,3 +512,28 @@ async def test_factory_picks_provider_by_wire_api() -> None:
     finally:
         await responses.close()
         await chat.close()
+
+
+async def test_providers_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading the CA bundle is paid once per process, not once per session."""
+    import httpcore2
+
+    from app.core.providers import openai_client
+
+    built: list[object] = []
+    real = httpcore2.default_ssl_context
+
+    def counting(**kwargs: object) -> object:
+        built.append(real(**kwargs))  # type: ignore[arg-type]
+        return built[-1]
+
+    monkeypatch.setattr(openai_client, "_tls_context", None)
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counting)
+    providers = [ResponsesProvider("https://api.example.invalid/v1", KEY) for _ in range(3)]
+    providers.append(ChatCompletionsProvider("https://llm.example.invalid/v1", KEY))
+    try:
+        assert len(built) == 1
+        assert openai_client.shared_tls_context() is built[0]
+    finally:
+        for provider in providers:
+            await provider.close()

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import ssl
+import threading
+
 import httpx2
 import openai
 
 from .base import ProviderError
 from .errors import classify_exception
+
+_tls_lock = threading.Lock()
+_tls_context: ssl.SSLContext | None = None
+
+
+def shared_tls_context() -> ssl.SSLContext:
+    """One TLS context for every provider in the process, built as the HTTP client builds its
+    own (the system's CA certificates, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured). Building
+    one loads the certificate bundle, 20–40 ms that every new session paid again on its first
+    request, on the UI thread."""
+    global _tls_context
+    with _tls_lock:
+        if _tls_context is None:
+            import httpcore2
+
+            _tls_context = httpcore2.default_ssl_context()
+        return _tls_context
 
 
 class OpenAIClientProvider:
@@ -24,6 +44,10 @@ class OpenAIClientProvider:
     ) -> None:
         self.base_url = base_url
         self._secrets = (api_key,) if api_key else ()
+        if http_client is None:
+            http_client = openai.DefaultAsyncHttpxClient(
+                base_url=base_url, timeout=timeout, verify=shared_tls_context()
+            )
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             # Local servers accept anything; the SDK refuses an empty key.

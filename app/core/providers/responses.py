@@ -26,6 +26,7 @@ from .base import (
 )
 from .errors import classify_error_payload, is_context_overflow
 from .openai_client import OpenAIClientProvider
+from .sse import SSEDecoder, loads
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -53,25 +54,6 @@ def parse_responses_usage(raw: object) -> Usage | None:
         if isinstance(output_details, Mapping)
         else 0,
     )
-
-
-async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The ``data`` payload of each server-sent event (multi-line data joined by newlines)."""
-    data: list[str] = []
-    async for line in lines:
-        line = line.rstrip("\r")
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-            continue
-        if line.startswith(":"):
-            continue  # comment / keep-alive
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value.removeprefix(" "))
-    if data:
-        yield "\n".join(data)
 
 
 class ResponsesProvider(OpenAIClientProvider):
@@ -120,18 +102,26 @@ class ResponsesProvider(OpenAIClientProvider):
         except Exception as exc:
             raise self._error(exc) from exc
         try:
-            async for data in iter_sse_data(sdk_stream.response.aiter_lines()):
-                if data.startswith("[DONE]"):
+            decoder = SSEDecoder()
+            body = sdk_stream.response.aiter_bytes()
+            while True:
+                chunk = await anext(body, None)
+                payloads = decoder.feed(chunk) if chunk is not None else decoder.close()
+                for data in payloads:
+                    if data.startswith(b"[DONE]"):
+                        chunk = None
+                        break
+                    event = loads(data)
+                    if not isinstance(event, dict):
+                        raise ProviderError("malformed", "stream event is not a JSON object")
+                    done = self._handle_event(event)
+                    if done is None:
+                        continue
+                    yield done
+                    if isinstance(done, Completed):
+                        return
+                if chunk is None:
                     break
-                event = json.loads(data)
-                if not isinstance(event, dict):
-                    raise ProviderError("malformed", "stream event is not a JSON object")
-                done = self._handle_event(event)
-                if done is None:
-                    continue
-                yield done
-                if isinstance(done, Completed):
-                    return
         except ProviderError:
             raise
         except Exception as exc:
