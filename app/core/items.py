@@ -7,7 +7,6 @@ them without ever mutating one in place.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 Item = dict[str, Any]
@@ -20,6 +19,8 @@ INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>")
 
 def new_id(prefix: str) -> str:
     """A fresh id in the style the API uses (``msg_…``, ``fc_…``)."""
+    import uuid  # here: the window imports this module before its first paint, ids come later
+
     return f"{prefix}_{uuid.uuid4().hex[:24]}"
 
 

@@ -37,7 +37,6 @@ from .app_context import AppContext
 from .commands import Command
 from .composer import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Composer
 from .icons import app_icon, icon
-from .model_view import ModelViewPanel
 from .notifications import Notifications
 from .session_list import SessionListPanel
 from .single_instance import bring_to_front
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from .bridge import SessionBridge
+    from .model_view import ModelViewPanel
     from .settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -282,11 +282,16 @@ class MainWindow(QMainWindow):
         self.composer.stop_requested.connect(self.stop)
         column.addWidget(self.composer)
 
-        self.model_view = ModelViewPanel(self.splitter)
-        self.model_view.hide()
+        # The Model view starts hidden: its pane is in the splitter from the start (the saved
+        # pane sizes cover it), the panel itself is built the first time it is wanted.
+        self.model_view_pane = QWidget(self.splitter)
+        self._model_view_layout = QVBoxLayout(self.model_view_pane)
+        self._model_view_layout.setContentsMargins(0, 0, 0, 0)
+        self.model_view_pane.hide()
+        self._model_view: ModelViewPanel | None = None
         self.splitter.addWidget(self.sessions)
         self.splitter.addWidget(centre)
-        self.splitter.addWidget(self.model_view)
+        self.splitter.addWidget(self.model_view_pane)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setStretchFactor(2, 0)
@@ -475,9 +480,21 @@ class MainWindow(QMainWindow):
             auto_compact=config.auto_compact if config is not None else True,
         )
 
+    @property
+    def model_view(self) -> ModelViewPanel:
+        """The Model view panel (built on first use)."""
+        return self._model_view or self._build_model_view()
+
+    def _build_model_view(self) -> ModelViewPanel:
+        from .model_view import ModelViewPanel
+
+        self._model_view = ModelViewPanel(self.model_view_pane)
+        self._model_view_layout.addWidget(self._model_view)
+        return self._model_view
+
     def refresh_model_view(self) -> None:
         """Reload the Model view from ``session.history()`` (only when it is shown)."""
-        if self.session is None or not self.model_view.isVisible():
+        if self.session is None or not self.model_view_pane.isVisible():
             return
         usage = self.session.token_usage()
         self.model_view.set_history(
@@ -485,7 +502,9 @@ class MainWindow(QMainWindow):
         )
 
     def _toggle_model_view(self, on: bool) -> None:
-        self.model_view.setVisible(on)
+        if on and self._model_view is None:
+            self._build_model_view()
+        self.model_view_pane.setVisible(on)
         self.refresh_model_view()
 
     # ================================================================ state of the controls

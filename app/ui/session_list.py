@@ -9,7 +9,6 @@ sessions written by the open session show up without coordination.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,8 @@ from .icons import icon
 from .widgets import tool_button
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from app.core.session_index import SessionIndex, SessionInfo
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 def when_text(stamp: str, now: datetime | None = None) -> str:
     """``2025-03-01T14:03:00Z`` → ``14:03`` today, ``Mar 1`` this year, else ``2024-03-01``."""
+    from datetime import datetime  # not needed before the list is first filled
+
     try:
         moment = datetime.fromisoformat(stamp).astimezone()
     except ValueError:
