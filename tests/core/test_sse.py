@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import AsyncIterator
 
 import pytest
 
-from app.core.providers.sse import SSEDecoder, loads
+from app.core.providers.sse import SSEDecoder, json_events, json_int, json_objects, loads
 
 BODY = (
     b": keep-alive comment\r\n"
@@ -75,3 +76,36 @@ def test_loads_accepts_what_the_standard_library_accepts() -> None:
 def test_loads_raises_json_decode_error_on_garbage() -> None:
     with pytest.raises(json.JSONDecodeError):
         loads(b"{not json")
+
+
+async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def test_json_events_groups_values_by_chunk_and_stops_at_done() -> None:
+    body = _chunks(
+        b'data: {"n": 1}\n\ndata: {"n": 2}\n\ndata: {"n"',  # two events and a half
+        b": 3}\n\n",
+        b"data: [DONE]\n\n",
+        b'data: {"n": 4}\n\n',  # after [DONE]: never read
+    )
+    assert [events async for events in json_events(body)] == [
+        [{"n": 1}, {"n": 2}], [{"n": 3}], []
+    ]
+
+
+async def test_json_events_returns_an_unterminated_last_event_at_the_end() -> None:
+    body = _chunks(b'data: {"n": 1}\n\ndata: {"n": 2}')
+    assert [events async for events in json_events(body)] == [[{"n": 1}], [{"n": 2}]]
+
+
+async def test_json_events_raises_on_a_payload_that_is_not_json() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        [events async for events in json_events(_chunks(b"data: {oops\n\n"))]
+
+
+def test_json_helpers_keep_only_values_of_the_expected_type() -> None:
+    assert [json_int(v) for v in (3, True, "4", None, 2.5)] == [3, 0, 0, 0, 0]
+    assert json_objects([{"a": 1}, "x", None, {"b": 2}]) == [{"a": 1}, {"b": 2}]
+    assert json_objects({"a": 1}) == []

@@ -31,7 +31,9 @@ from .base import (
     TextDelta,
     Usage,
 )
+from .errors import classify_error_payload
 from .openai_client import OpenAIClientProvider
+from .sse import json_events, json_int, json_objects
 
 # Below this estimate a low reported count is as likely a tokenizer difference as truncation.
 TRUNCATION_MIN_ESTIMATE = 2000
@@ -136,10 +138,6 @@ def _messages_text(messages: list[Message]) -> str:
     return "".join(parts)
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 @dataclass
 class _ToolCallParts:
     call_id: str = ""
@@ -185,24 +183,40 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         except Exception as exc:
             raise self._error(exc) from exc
         try:
-            async for chunk in sdk_stream:
-                response_id = response_id or chunk.id or ""
-                if chunk.usage is not None:
-                    usage = self._usage(chunk.usage)
-                for choice in chunk.choices or []:
-                    delta = choice.delta
-                    if delta is not None and delta.content:
-                        text_parts.append(delta.content)
-                        yield TextDelta(item_id=message_id, delta=delta.content)
-                    for call_delta in (delta.tool_calls if delta is not None else None) or []:
-                        parts = calls.setdefault(call_delta.index or 0, _ToolCallParts())
-                        if call_delta.id and not parts.call_id:
-                            parts.call_id = call_delta.id
-                        if call_delta.function is not None:
-                            parts.name += call_delta.function.name or ""
-                            parts.arguments += call_delta.function.arguments or ""
-                    if choice.finish_reason:
-                        finished = True
+            # The raw SSE, like ResponsesProvider.stream: the SDK's typed chunk objects cost
+            # several times more than reading the stream itself.
+            async for chunks in json_events(sdk_stream.response.aiter_bytes()):
+                for chunk in chunks:
+                    if not isinstance(chunk, dict):
+                        raise ProviderError("malformed", "stream chunk is not a JSON object")
+                    if chunk.get("error"):
+                        error = chunk["error"]
+                        raise classify_error_payload(
+                            error if isinstance(error, (dict, str)) else chunk,
+                            base_url=self.base_url,
+                            secrets=self._secrets,
+                        )
+                    response_id = response_id or str(chunk.get("id") or "")
+                    if isinstance(chunk.get("usage"), dict):
+                        usage = self._usage(chunk["usage"])
+                    for choice in json_objects(chunk.get("choices")):
+                        delta = choice.get("delta")
+                        delta = delta if isinstance(delta, dict) else {}
+                        content = delta.get("content")
+                        if content and isinstance(content, str):
+                            text_parts.append(content)
+                            yield TextDelta(item_id=message_id, delta=content)
+                        for call_delta in json_objects(delta.get("tool_calls")):
+                            index = json_int(call_delta.get("index"))
+                            parts = calls.setdefault(index, _ToolCallParts())
+                            if call_delta.get("id") and not parts.call_id:
+                                parts.call_id = str(call_delta["id"])
+                            function = call_delta.get("function")
+                            if isinstance(function, dict):
+                                parts.name += str(function.get("name") or "")
+                                parts.arguments += str(function.get("arguments") or "")
+                        if choice.get("finish_reason"):
+                            finished = True
         except ProviderError:
             raise
         except Exception as exc:
@@ -252,17 +266,21 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         yield Completed(response_id=response_id, usage=usage)
 
     @staticmethod
-    def _usage(raw: Any) -> Usage:
-        prompt = _int(getattr(raw, "prompt_tokens", 0))
-        completion = _int(getattr(raw, "completion_tokens", 0))
-        prompt_details = getattr(raw, "prompt_tokens_details", None)
-        completion_details = getattr(raw, "completion_tokens_details", None)
+    def _usage(raw: dict[str, Any]) -> Usage:
+        prompt = json_int(raw.get("prompt_tokens"))
+        completion = json_int(raw.get("completion_tokens"))
+        prompt_details = raw.get("prompt_tokens_details")
+        completion_details = raw.get("completion_tokens_details")
         return Usage(
             input_tokens=prompt,
             output_tokens=completion,
-            total_tokens=_int(getattr(raw, "total_tokens", 0)) or prompt + completion,
-            cached_tokens=_int(getattr(prompt_details, "cached_tokens", 0)),
-            reasoning_tokens=_int(getattr(completion_details, "reasoning_tokens", 0)),
+            total_tokens=json_int(raw.get("total_tokens")) or prompt + completion,
+            cached_tokens=json_int(prompt_details.get("cached_tokens"))
+            if isinstance(prompt_details, dict)
+            else 0,
+            reasoning_tokens=json_int(completion_details.get("reasoning_tokens"))
+            if isinstance(completion_details, dict)
+            else 0,
         )
 
     async def compact(

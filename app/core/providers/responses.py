@@ -26,13 +26,9 @@ from .base import (
 )
 from .errors import classify_error_payload, is_context_overflow
 from .openai_client import OpenAIClientProvider
-from .sse import SSEDecoder, loads
+from .sse import json_events, json_int
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def parse_responses_usage(raw: object) -> Usage | None:
@@ -41,16 +37,16 @@ def parse_responses_usage(raw: object) -> Usage | None:
         return None
     input_details = raw.get("input_tokens_details")
     output_details = raw.get("output_tokens_details")
-    input_tokens = _int(raw.get("input_tokens"))
-    output_tokens = _int(raw.get("output_tokens"))
+    input_tokens = json_int(raw.get("input_tokens"))
+    output_tokens = json_int(raw.get("output_tokens"))
     return Usage(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        total_tokens=_int(raw.get("total_tokens")) or input_tokens + output_tokens,
-        cached_tokens=_int(input_details.get("cached_tokens"))
+        total_tokens=json_int(raw.get("total_tokens")) or input_tokens + output_tokens,
+        cached_tokens=json_int(input_details.get("cached_tokens"))
         if isinstance(input_details, Mapping)
         else 0,
-        reasoning_tokens=_int(output_details.get("reasoning_tokens"))
+        reasoning_tokens=json_int(output_details.get("reasoning_tokens"))
         if isinstance(output_details, Mapping)
         else 0,
     )
@@ -102,16 +98,8 @@ class ResponsesProvider(OpenAIClientProvider):
         except Exception as exc:
             raise self._error(exc) from exc
         try:
-            decoder = SSEDecoder()
-            body = sdk_stream.response.aiter_bytes()
-            while True:
-                chunk = await anext(body, None)
-                payloads = decoder.feed(chunk) if chunk is not None else decoder.close()
-                for data in payloads:
-                    if data.startswith(b"[DONE]"):
-                        chunk = None
-                        break
-                    event = loads(data)
+            async for events in json_events(sdk_stream.response.aiter_bytes()):
+                for event in events:
                     if not isinstance(event, dict):
                         raise ProviderError("malformed", "stream event is not a JSON object")
                     done = self._handle_event(event)
@@ -120,8 +108,6 @@ class ResponsesProvider(OpenAIClientProvider):
                     yield done
                     if isinstance(done, Completed):
                         return
-                if chunk is None:
-                    break
         except ProviderError:
             raise
         except Exception as exc:

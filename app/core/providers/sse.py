@@ -16,6 +16,7 @@ difference remains: an integer past 64 bits reads as a float; no field of these 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -61,3 +62,32 @@ def loads(payload: bytes | str) -> Any:
         return orjson.loads(payload)
     except orjson.JSONDecodeError:
         return json.loads(payload)
+
+
+async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
+    """For each chunk of an SSE ``body``, the JSON values of the events it completes (often
+    one, sometimes none or many); a ``[DONE]`` event ends the stream. Raises
+    ``json.JSONDecodeError`` for a payload that is not JSON."""
+    decoder = SSEDecoder()
+    while True:
+        chunk = await anext(body, None)
+        payloads = decoder.feed(chunk) if chunk is not None else decoder.close()
+        events: list[Any] = []
+        for data in payloads:
+            if data.startswith(b"[DONE]"):
+                yield events
+                return
+            events.append(loads(data))
+        yield events
+        if chunk is None:
+            return
+
+
+def json_int(value: object) -> int:
+    """``value`` when it is a JSON integer, else 0 (``true``/``false`` are not integers)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def json_objects(value: object) -> list[dict[str, Any]]:
+    """The objects in ``value`` when it is a JSON array (anything else in it is skipped)."""
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
