@@ -33,7 +33,7 @@ from .base import (
 )
 from .errors import classify_error_payload
 from .openai_client import OpenAIClientProvider
-from .sse import json_events, json_int, json_objects
+from .sse import json_events, json_int, json_objects, usage_from_json
 
 # Below this estimate a low reported count is as likely a tokenizer difference as truncation.
 TRUNCATION_MIN_ESTIMATE = 2000
@@ -197,8 +197,10 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                             secrets=self._secrets,
                         )
                     response_id = response_id or str(chunk.get("id") or "")
-                    if isinstance(chunk.get("usage"), dict):
-                        usage = self._usage(chunk["usage"])
+                    usage = (
+                        usage_from_json(chunk.get("usage"), "prompt_tokens", "completion_tokens")
+                        or usage
+                    )
                     for choice in json_objects(chunk.get("choices")):
                         delta = choice.get("delta")
                         delta = delta if isinstance(delta, dict) else {}
@@ -264,24 +266,6 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 }
             )
         yield Completed(response_id=response_id, usage=usage)
-
-    @staticmethod
-    def _usage(raw: dict[str, Any]) -> Usage:
-        prompt = json_int(raw.get("prompt_tokens"))
-        completion = json_int(raw.get("completion_tokens"))
-        prompt_details = raw.get("prompt_tokens_details")
-        completion_details = raw.get("completion_tokens_details")
-        return Usage(
-            input_tokens=prompt,
-            output_tokens=completion,
-            total_tokens=json_int(raw.get("total_tokens")) or prompt + completion,
-            cached_tokens=json_int(prompt_details.get("cached_tokens"))
-            if isinstance(prompt_details, dict)
-            else 0,
-            reasoning_tokens=json_int(completion_details.get("reasoning_tokens"))
-            if isinstance(completion_details, dict)
-            else 0,
-        )
 
     async def compact(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None

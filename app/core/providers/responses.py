@@ -26,30 +26,14 @@ from .base import (
 )
 from .errors import classify_error_payload, is_context_overflow
 from .openai_client import OpenAIClientProvider
-from .sse import json_events, json_int
+from .sse import json_events, usage_from_json
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 
 def parse_responses_usage(raw: object) -> Usage | None:
     """A ``Usage`` from a Responses-API usage object (``None`` when absent or not an object)."""
-    if not isinstance(raw, Mapping):
-        return None
-    input_details = raw.get("input_tokens_details")
-    output_details = raw.get("output_tokens_details")
-    input_tokens = json_int(raw.get("input_tokens"))
-    output_tokens = json_int(raw.get("output_tokens"))
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=json_int(raw.get("total_tokens")) or input_tokens + output_tokens,
-        cached_tokens=json_int(input_details.get("cached_tokens"))
-        if isinstance(input_details, Mapping)
-        else 0,
-        reasoning_tokens=json_int(output_details.get("reasoning_tokens"))
-        if isinstance(output_details, Mapping)
-        else 0,
-    )
+    return usage_from_json(raw, "input_tokens", "output_tokens")
 
 
 class ResponsesProvider(OpenAIClientProvider):

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from .base import Usage
+
 
 class SSEDecoder:
     """Feed it chunks of the body; it returns the ``data`` payload of each event they complete."""
@@ -91,3 +93,29 @@ def json_int(value: object) -> int:
 def json_objects(value: object) -> list[dict[str, Any]]:
     """The objects in ``value`` when it is a JSON array (anything else in it is skipped)."""
     return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def usage_from_json(raw: object, input_field: str, output_field: str) -> Usage | None:
+    """A ``Usage`` from an API's usage object, ``None`` when it is absent or not an object.
+
+    ``input_field`` and ``output_field`` name the two counts (Responses: ``input_tokens`` and
+    ``output_tokens``; Chat Completions: ``prompt_tokens`` and ``completion_tokens``); each
+    may come with a ``…_details`` object holding ``cached_tokens`` or ``reasoning_tokens``.
+    """
+    if not isinstance(raw, dict):
+        return None
+    input_tokens = json_int(raw.get(input_field))
+    output_tokens = json_int(raw.get(output_field))
+    input_details = raw.get(f"{input_field}_details")
+    output_details = raw.get(f"{output_field}_details")
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=json_int(raw.get("total_tokens")) or input_tokens + output_tokens,
+        cached_tokens=json_int(input_details.get("cached_tokens"))
+        if isinstance(input_details, dict)
+        else 0,
+        reasoning_tokens=json_int(output_details.get("reasoning_tokens"))
+        if isinstance(output_details, dict)
+        else 0,
+    )
