@@ -101,26 +101,32 @@ def is_compaction_item(item: Item) -> bool:
     return item_type(item) in ("compaction", "compaction_summary")
 
 
-def item_text_for_count(item: Item) -> str:
-    """The text whose length stands for an item's size in token estimates.
-
-    Encrypted content is opaque but still costs context, so its length counts (spec section 4).
-    """
+def item_count_parts(item: Item) -> tuple[str, str]:
+    """The text that stands for an item's size, split into what is readable (tokenised when
+    counting) and what is opaque (``encrypted_content``: it still costs context, so its length
+    counts, spec section 4; tokenising base64 would be slow and mean nothing)."""
     kind = item_type(item)
     if kind == "message":
-        return message_text(item)
+        return message_text(item), ""
     if kind == "function_call":
-        return f"{item.get('name', '')}{item.get('arguments', '')}"
+        return f"{item.get('name', '')}{item.get('arguments', '')}", ""
     if kind == "function_call_output":
         output = item.get("output", "")
-        return output if isinstance(output, str) else str(output)
+        return (output if isinstance(output, str) else str(output)), ""
     if kind == "reasoning":
         summary = item.get("summary") or []
         text = "".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
-        return text + str(item.get("encrypted_content") or "")
+        return text, str(item.get("encrypted_content") or "")
     if is_compaction_item(item):
-        return str(item.get("encrypted_content") or "")
-    return str(item)
+        return "", str(item.get("encrypted_content") or "")
+    return str(item), ""
+
+
+def item_text_for_count(item: Item) -> str:
+    """The text whose length stands for an item's size in token estimates (readable and
+    opaque parts together, see :func:`item_count_parts`)."""
+    readable, opaque = item_count_parts(item)
+    return readable + opaque
 
 
 def last_assistant_text(items: list[Item]) -> str | None:

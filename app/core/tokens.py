@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import tiktoken
 
 from .dirs import default_cache_dir
-from .items import Item, item_text_for_count
+from .items import Item, item_count_parts
 
 log = logging.getLogger(__name__)
 
@@ -344,5 +344,7 @@ class TokenCounter:
         return len(encoder.encode_ordinary(text))
 
     def count_item(self, item: Item) -> int:
-        """Tokens an item costs in the context: its text plus a small per-item overhead."""
-        return self.count(item_text_for_count(item)) + ITEM_OVERHEAD_TOKENS
+        """Tokens an item costs in the context: its readable text counted, its encrypted
+        content estimated from its length, plus a small per-item overhead."""
+        readable, opaque = item_count_parts(item)
+        return self.count(readable) + approx_tokens(opaque) + ITEM_OVERHEAD_TOKENS

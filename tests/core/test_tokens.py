@@ -227,6 +227,26 @@ def test_count_item_is_text_count_plus_overhead() -> None:
 
 
 @needs_cache
+def test_encrypted_content_counts_by_its_length_not_its_tokens() -> None:
+    """Spec section 4: opaque encrypted content is estimated from its length."""
+    counter = TokenCounter("gpt-4o", cache_dir=SHARED_CACHE, allow_download=False)
+    assert counter.wait_ready(30)
+    blob = "gAAAAABn" + "Zm9vYmFyYmF6cXV4" * 500  # base64-like, 8 008 characters
+    compaction = {"type": "compaction", "id": "cmp_1", "encrypted_content": blob}
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "Checked the config first."}],
+        "encrypted_content": blob,
+    }
+    assert counter.count(blob) != approx_tokens(blob)  # tokenising it would give another figure
+    assert counter.count_item(compaction) == approx_tokens(blob) + 4
+    assert counter.count_item(reasoning) == (
+        counter.count("Checked the config first.") + approx_tokens(blob) + 4
+    )
+
+
+@needs_cache
 def test_counting_a_typical_item_is_fast() -> None:
     counter = TokenCounter("gpt-4o", cache_dir=SHARED_CACHE, allow_download=False)
     assert counter.wait_ready(30)
