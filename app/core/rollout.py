@@ -7,7 +7,6 @@ are only ever appended, never rewritten, so a crash can at worst leave one incom
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -16,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+
+from .fastjson import dumps_line, loads
 
 # Session ids become file names: no separators, no leading dot, so no id escapes the directory.
 _UNSAFE_ID = re.compile(r"[/\\\x00]|^\.|^$")
@@ -43,16 +44,6 @@ def rollout_path(sessions_dir: Path, session_id: str) -> Path:
     return sessions_dir / f"{session_id}.jsonl"
 
 
-def _encode_line(record: dict[str, Any]) -> bytes:
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate (seen in model output) cannot be UTF-8: escape it instead of losing
-        # the record. The line stays valid JSON and reads back to the same string.
-        return (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
-
-
 class RolloutWriter:
     """Appends records to one rollout file; each record is written and flushed at once."""
 
@@ -76,7 +67,7 @@ class RolloutWriter:
     def append(self, type: str, payload: dict[str, Any]) -> None:
         """Write one record line and flush it, so another reader sees it immediately."""
         # Encode first: a payload that cannot be serialised raises before anything is written.
-        line = _encode_line({"timestamp": utc_timestamp(), "type": type, "payload": payload})
+        line = dumps_line({"timestamp": utc_timestamp(), "type": type, "payload": payload})
         with self._lock:
             if self._file.closed:
                 raise ValueError(f"Rollout {self.path.name} is closed")
@@ -115,7 +106,7 @@ class RolloutWriter:
 def parse_record(line: bytes, line_no: int) -> RolloutRecord | None:
     """One line as a record, or ``None`` if it is not valid JSON with ``type`` and ``payload``."""
     try:
-        data = json.loads(line)
+        data = loads(line)
     except ValueError:  # JSONDecodeError and UnicodeDecodeError alike
         return None
     if not isinstance(data, dict):

@@ -1,4 +1,4 @@
-"""The SSE decoder (events from arbitrary chunks of the body) and the JSON payload parser."""
+"""The SSE decoder (events from arbitrary chunks of the body) and the JSON helpers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from app.core.providers.sse import SSEDecoder, json_events, json_int, json_objects, loads
+from app.core.fastjson import dumps_line, loads
+from app.core.providers.sse import SSEDecoder, json_events, json_int, json_objects
 
 BODY = (
     b": keep-alive comment\r\n"
@@ -109,3 +110,19 @@ def test_json_helpers_keep_only_values_of_the_expected_type() -> None:
     assert [json_int(v) for v in (3, True, "4", None, 2.5)] == [3, 0, 0, 0, 0]
     assert json_objects([{"a": 1}, "x", None, {"b": 2}]) == [{"a": 1}, {"b": 2}]
     assert json_objects({"a": 1}) == []
+
+
+def test_dumps_line_writes_what_the_standard_library_writes() -> None:
+    value = {"text": "caf\u00e9 \u2028 \x07 \"q\" \\ /", "n": 7, "ok": None, "l": [True, 1.5]}
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert dumps_line(value) == expected.encode("utf-8")
+
+
+def test_dumps_line_falls_back_for_what_orjson_cannot_write() -> None:
+    # A lone surrogate cannot be UTF-8: escaped to ASCII, it still reads back the same.
+    assert loads(dumps_line({"s": "\ud800"})) == {"s": "\ud800"}
+    assert dumps_line({"s": "\ud800"}).isascii()
+    # Non-string keys and integers past 64 bits, the json way.
+    assert dumps_line({1: "a"}) == b'{"1":"a"}\n'
+    assert loads(dumps_line({"big": 2**70})) == {"big": float(2**70)}  # read back by orjson
+    assert json.loads(dumps_line({"big": 2**70})) == {"big": 2**70}  # written exactly

@@ -7,12 +7,12 @@ replayed byte for byte.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 from openai import omit
 
+from ..fastjson import loads
 from ..items import Item
 from .base import (
     CompactResult,
@@ -167,7 +167,7 @@ class ResponsesProvider(OpenAIClientProvider):
                 extra_body=extra_body,
                 extra_headers=extra_headers,
             )
-            payload = json.loads(raw.text)
+            payload = loads(raw.content)
         except Exception as exc:
             raise self._error(exc) from exc
         if not isinstance(payload, dict):

@@ -7,20 +7,15 @@ Lines end in LF or CRLF (a CRLF split across two chunks included); ``data`` line
 are joined by newlines, comments and other fields are skipped, and an event is dispatched at the
 blank line that ends it. Payloads stay UTF-8 bytes: JSON parsers read them as they are.
 
-:func:`loads` parses a payload with orjson, several times faster than the standard library on
-these small objects (a fifth of what reading a fast stream cost), and falls back to ``json`` for
-what orjson refuses and ``json`` accepts (``NaN``, ``Infinity``, lone surrogates). One
-difference remains: an integer past 64 bits reads as a float; no field of these APIs holds one.
+Payloads are parsed with :func:`app.core.fastjson.loads` (orjson).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import orjson
-
+from ..fastjson import loads
 from .base import Usage
 
 
@@ -55,15 +50,6 @@ class SSEDecoder:
         self._tail = b""
         return payloads
 
-
-
-def loads(payload: bytes | str) -> Any:
-    """The JSON value of ``payload``; raises ``json.JSONDecodeError`` (a ``ValueError``) when it
-    is not JSON."""
-    try:
-        return orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return json.loads(payload)
 
 
 async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
