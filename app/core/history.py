@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from .items import Item
+from .items import Item, is_message, message_text
 from .tokens import TokenCounter
 
 
@@ -123,9 +123,23 @@ class ContextHistory:
         return tokens
 
     def replace(self, items: list[Item]) -> None:
-        """Replace the whole history (compaction); usage becomes a local estimate."""
+        """Replace the whole history (compaction); usage becomes a local estimate.
+
+        User messages the history already holds (those a compaction keeps, which a remote
+        compaction sends back as new objects) keep their counts instead of being tokenised
+        again: tens of milliseconds for a long history."""
+        known: dict[str, int] = {}
+        for old, tokens in zip(self._items, self._item_tokens):
+            if tokens >= 0 and is_message(old, "user"):
+                known[message_text(old)] = tokens
         self._items = list(items)
-        self._item_tokens = [self._counter.count_item(item) for item in self._items]
+        self._item_tokens = [
+            known.get(message_text(item), -1) if is_message(item, "user") else -1
+            for item in self._items
+        ]
+        for index, tokens in enumerate(self._item_tokens):
+            if tokens < 0:
+                self._item_tokens[index] = self._counter.count_item(self._items[index])
         self._sum = sum(self._item_tokens)
         self._pending = 0
         self._api_total = None

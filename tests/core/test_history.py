@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.history import ContextHistory
-from app.core.items import user_message
+from app.core.items import assistant_message, user_message
 from app.core.tokens import approx_tokens
 
 
@@ -45,6 +45,32 @@ def test_replace_resets_usage_to_the_local_estimate() -> None:
     h.record_api_usage(9999)
     h.replace([user_message("b" * 40)])
     assert h.usage() == h.estimate() == 14
+
+
+def test_replace_reuses_the_counts_of_user_messages_it_keeps() -> None:
+    counter = CountingCounter()
+    h = history(counter)
+    for text in ["first question " * 10, "second question " * 10]:
+        h.append(user_message(text))
+        h.append(assistant_message("a long answer " * 50))
+    before = h.item_tokens()
+    counter.counted.clear()
+    # A remote compaction sends the kept user messages back as new objects, plus its summary.
+    kept = [user_message("first question " * 10), user_message("second question " * 10)]
+    h.replace([*kept, user_message("the summary")])
+
+    assert counter.counted == ["the summary"]  # only what is new was tokenised
+    assert h.item_tokens() == [before[0], before[2], approx_tokens("the summary") + 4]
+    assert h.estimate() == sum(h.item_tokens())
+
+
+def test_replace_counts_deferred_user_messages_it_keeps() -> None:
+    counter = CountingCounter()
+    h = history(counter)
+    h.append(user_message("resumed question"), defer_count=True)
+    h.replace([user_message("resumed question")])
+    assert counter.counted == ["resumed question"]
+    assert h.item_tokens() == [approx_tokens("resumed question") + 4]
 
 
 def test_deferred_items_count_the_same_as_counted_ones() -> None:
