@@ -393,6 +393,10 @@ class MainWindow(QMainWindow):
         viewport = self.transcript.viewport()
         watch = _Watch(self)
         viewport.installEventFilter(watch)
+        # An empty new session changes nothing in the viewport, which then never painted: the
+        # callback (a full collection) ran half a second later, in the middle of whatever the
+        # user had started meanwhile. Ask for the paint that shows the session.
+        viewport.update()
         QTimer.singleShot(500, self, run)
 
     @staticmethod

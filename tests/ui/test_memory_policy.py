@@ -48,6 +48,32 @@ def test_switching_sessions_collects_what_the_old_one_left(
         gc.callbacks.remove(note)
 
 
+def test_a_new_empty_session_is_tidied_up_after_its_paint_not_at_the_time_limit(
+    qtbot: Any, make_window: Any, monkeypatch: Any
+) -> None:
+    """The housekeeping waits for the paint that shows the session; an empty new session
+    must get that paint too, or it runs at the half-second fallback, mid-whatever."""
+    from PySide6.QtCore import QEvent, QObject
+
+    window = make_window()
+    order: list[str] = []
+
+    class PaintLog(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                order.append("paint")
+            return False
+
+    log = PaintLog()
+    window.transcript.viewport().installEventFilter(log)
+    real = memory.session_shown
+    monkeypatch.setattr(memory, "session_shown", lambda: (order.append("shown"), real()))
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    qtbot.waitUntil(lambda: "shown" in order, timeout=3000)
+
+    assert "paint" in order[: order.index("shown")]
+
+
 def test_trimming_the_heap_is_possible_with_glibc() -> None:
     trimmed = memory.trim_heap()
     assert trimmed is (sys.platform.startswith("linux") and _glibc())
