@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QDialog,
-    QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -48,6 +46,8 @@ from .window_state import WindowState
 
 if TYPE_CHECKING:
     import asyncio
+
+    from PySide6.QtWidgets import QDialog
 
     from app.core import Session
     from app.core import protocol as p
@@ -680,6 +680,8 @@ class MainWindow(QMainWindow):
         title = self.windowTitle().split(" — ")[0] or "session"
         safe = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in title).strip()[:60]
         suggested = str(Path.home() / f"{safe or 'coco-session'}{'.json' if kind == 'json' else '.md'}")
+        from PySide6.QtWidgets import QFileDialog  # dialogs load when first wanted
+
         path, chosen = QFileDialog.getSaveFileName(self, "Export session", suggested, filters,
                                                    initial)
         if not path:

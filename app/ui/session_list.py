@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMenu,
-    QMessageBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -254,6 +253,8 @@ class SessionListPanel(QWidget):
 
     def confirm_delete(self, title: str) -> bool:
         """Ask before deleting (tests replace this)."""
+        from PySide6.QtWidgets import QMessageBox  # dialogs load when first wanted
+
         answer = QMessageBox.question(
             self,
             "Delete session",

@@ -10,7 +10,6 @@ through the row, which builds its widget if it has none at that moment.
 
 from __future__ import annotations
 
-import html
 import json
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -31,7 +30,6 @@ from PySide6.QtWidgets import (
 
 from .format import STRATEGY_TEXT, TRIGGER_TEXT, format_duration, format_tokens
 from .icons import icon
-from .markdown_document import MarkdownDocument
 from .theme import colors
 from .virtual_rows import TextMetrics
 from .widgets import RichTextView, Spinner, tool_button
@@ -618,6 +616,8 @@ class MessageRowWidget(RowWidget):
         self.body.setAccessibleName("Message text")
         self.body.copy_code_requested.connect(self.copy_code)
         self.body.document().setDefaultStyleSheet(renderer.style_sheet())
+        from .markdown_document import MarkdownDocument  # with the first message on screen
+
         self.markdown = MarkdownDocument(self.body.document(), renderer)
         self._outer.addWidget(self.body)
         if row.role == "user":
@@ -855,6 +855,8 @@ class CompactionRowWidget(RowWidget):
         elif not running and self.spinner.spinning:
             self.spinner.stop()
         self.spinner.setVisible(running)
+        import html
+
         self.title_label.setText(f"<b>{html.escape(row.title)}</b>")
         self.figures_label.setText(row.figures)
         self.figures_label.setToolTip(row.figures_tip)
