@@ -42,6 +42,7 @@ def _child(kind: str, data_dir: str) -> None:
                 if kind == "bare":
                     os._exit(0)  # the figure is taken; skip shutdown
                 obj.removeEventFilter(self)  # type: ignore[attr-defined]
+                obj.session_opened.connect(lambda _id: content_shown(obj))  # type: ignore[attr-defined]
             return False
 
     class ContentPaint(QObject):
@@ -51,26 +52,6 @@ def _child(kind: str, data_dir: str) -> None:
                 os._exit(0)
             return False
 
-    first_paint = FirstPaint()
-    content_paint = ContentPaint()
-    if kind == "bare":
-        app = QApplication(["bare"])
-        window = QMainWindow()
-        window.resize(1200, 780)
-        window.installEventFilter(first_paint)
-        window.show()
-        app.exec()
-        return
-    from app.main import main
-    from app.ui import main_window
-
-    original_init = main_window.MainWindow.__init__
-
-    def init(self: Any, *args: object, **kwargs: object) -> None:
-        original_init(self, *args, **kwargs)
-        self.installEventFilter(first_paint)
-        self.session_opened.connect(lambda _id: content_shown(self))
-
     def content_shown(window: Any) -> None:
         # The session is open and its rows are laid out: the transcript's next paint shows
         # them (asked for, so that an empty new session paints too).
@@ -78,7 +59,27 @@ def _child(kind: str, data_dir: str) -> None:
         viewport.installEventFilter(content_paint)
         viewport.update()
 
-    main_window.MainWindow.__init__ = init  # type: ignore[method-assign]
+    first_paint = FirstPaint()
+    content_paint = ContentPaint()
+    # The watch goes onto whichever main window is shown first. Nothing of Coco is imported or
+    # patched before its launcher runs: importing the window's module ahead of it would run
+    # that import outside the launcher's start-up conditions (it holds the collector off).
+    original_show = QMainWindow.show
+
+    def show(window: QMainWindow) -> None:
+        window.installEventFilter(first_paint)
+        original_show(window)
+
+    QMainWindow.show = show  # type: ignore[method-assign]
+    if kind == "bare":
+        app = QApplication(["bare"])
+        window = QMainWindow()
+        window.resize(1200, 780)
+        window.show()
+        app.exec()
+        return
+    from app.main import main
+
     main(["--data-dir", data_dir])
 
 
