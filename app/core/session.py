@@ -66,6 +66,7 @@ OVERFLOW_AUTO_OFF = (
 # Base URLs whose server answered 404 to /responses/compact: later compactions go local.
 _NO_REMOTE_COMPACT: set[str] = set()
 
+
 class TurnFailed(Exception):
     """A turn ended with an error that was already reported as an event."""
 

@@ -1,13 +1,12 @@
-"""Server-sent events, decoded from the response body's bytes as they arrive.
+"""Server-sent events as both providers read them, and the JSON helpers they share.
 
-The decoder works on whole chunks of bytes (whatever the connection delivered) rather than line
-by line through async iterators over decoded text: a stream brings tens of thousands of events, and per-line
-iteration through two layers of async generators was a large part of what reading it cost.
-Lines end in LF or CRLF (a CRLF split across two chunks included); ``data`` lines of one event
-are joined by newlines, comments and other fields are skipped, and an event is dispatched at the
-blank line that ends it. Payloads stay UTF-8 bytes: JSON parsers read them as they are.
-
-Payloads are parsed with :func:`app.core.fastjson.loads` (orjson).
+The decoder works on whole chunks of the body's bytes (whatever the connection delivered)
+rather than line by line through async iterators over decoded text: a stream brings tens of
+thousands of events, and per-line iteration through two layers of async generators was a large
+part of what reading it cost. Lines end in LF or CRLF (a CRLF split across two chunks included);
+``data`` lines of one event are joined by newlines, comments and other fields are skipped, and
+an event is dispatched at the blank line that ends it. Payloads stay UTF-8 bytes and are parsed
+with :func:`app.core.fastjson.loads` (orjson) by :func:`json_events`.
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ class SSEDecoder:
         payloads = self.feed(b"\n\n") if (self._tail or self._data) else []
         self._tail = b""
         return payloads
-
 
 
 async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
