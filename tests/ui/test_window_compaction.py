@@ -106,6 +106,9 @@ def test_compact_is_disabled_while_a_reply_streams(
     server.enqueue(Reply(text="word " * 200, chunk_size=5, delay_per_chunk=0.03))
     type_and_send(qtbot, window, "stream a lot")
     qtbot.waitUntil(lambda: window.state.streaming, timeout=5000)
+    # The window marks the turn as streaming as soon as the core starts it,
+    # which can be before the request reaches the server: wait for it there.
+    qtbot.waitUntil(lambda: len(server.requests_to("responses")) == 1, timeout=5000)
 
     assert not window.compact_action.isEnabled()
     assert window.compact_button.toolTip() == COMPACT_STREAMING_REASON
@@ -121,6 +124,7 @@ def test_compact_is_disabled_while_a_reply_streams(
     window.stop()
     wait_idle(qtbot, window)
     assert len(server.requests_to("responses")) == requests_before
+    assert server.requests_to("compact") == []
     assert window.compact_action.isEnabled()
     assert window.transcript.compaction_rows() == []
 
