@@ -7,6 +7,8 @@ import threading
 
 from .server import ModelServer
 
+_SIGNAL_CHECK_S = 0.25
+
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, serve, and return the exit code."""
@@ -46,8 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         parser.exit(2, f"cannot listen on port {args.port}: {exc.strerror or exc}\n")
     print(f"Coco offline model server listening on {server.url}", flush=True)
+    # Wait in short slices: Ctrl-C can be delivered to one of the server's
+    # threads, and then only the main thread's next Python step raises it; an
+    # endless wait would never take that step.
+    forever = threading.Event()
     try:
-        threading.Event().wait()
+        while not forever.wait(_SIGNAL_CHECK_S):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
