@@ -4,6 +4,10 @@ Kept apart from the app settings (``settings.json``, validated with pydantic) be
 needs it before its first paint, when nothing but Qt is loaded yet. ``QSettings`` reads and
 writes the file; the values are Qt's own opaque ``saveGeometry()``/``saveState()`` blobs, so a
 damaged or foreign file only means the default layout.
+
+Coco 0.1 kept the geometry in ``settings.json`` as ``window_geometry`` (base64); while no
+``window.ini`` exists yet, that value is still honoured, so an upgrade keeps the window where it
+was.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from PySide6.QtWidgets import QSplitter, QWidget
 log = logging.getLogger(__name__)
 
 WINDOW_STATE_FILE = "window.ini"
+LEGACY_SETTINGS_FILE = "settings.json"
+LEGACY_GEOMETRY_KEY = "window_geometry"
 
 
 class WindowState:
@@ -31,7 +37,8 @@ class WindowState:
     def restore(self, window: QWidget, splitter: QSplitter | None = None) -> bool:
         """Apply the saved geometry (and pane sizes); False when none was saved or usable."""
         if not self.path.exists():
-            return False
+            legacy = self._legacy_geometry()
+            return legacy is not None and bool(window.restoreGeometry(legacy))
         settings = self._settings()
         geometry = settings.value("window/geometry")
         restored = isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)
@@ -39,6 +46,25 @@ class WindowState:
         if splitter is not None and isinstance(panes, QByteArray):
             splitter.restoreState(panes)
         return bool(restored)
+
+    def _legacy_geometry(self) -> QByteArray | None:
+        """The geometry an older Coco kept in settings.json, if it is there and readable."""
+        legacy = self.path.with_name(LEGACY_SETTINGS_FILE)
+        try:
+            text = legacy.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if LEGACY_GEOMETRY_KEY not in text:  # the usual case: no json import before first paint
+            return None
+        import json
+
+        try:
+            value = json.loads(text).get(LEGACY_GEOMETRY_KEY)
+        except (ValueError, AttributeError):
+            return None
+        if not isinstance(value, str) or not value:
+            return None
+        return QByteArray.fromBase64(value.encode("ascii", "replace"))
 
     def save(self, window: QWidget, splitter: QSplitter | None = None) -> None:
         """Write the window's geometry (and pane sizes); a failure is logged, never raised."""

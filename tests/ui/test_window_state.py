@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,42 @@ def test_an_unwritable_folder_is_logged_not_raised(qtbot: Any, tmp_path: Path, c
     blocker.write_text("not a folder", encoding="utf-8")
     WindowState(blocker / "config").save(window, splitter)
     assert "Could not save the window position" in caplog.text
+
+
+def legacy_settings(config_dir: Path, geometry: str) -> None:
+    """settings.json as Coco 0.1 wrote it, geometry included."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "settings.json").write_text(
+        json.dumps({"model": "coco-demo", "window_geometry": geometry}), encoding="utf-8"
+    )
+
+
+def test_the_geometry_an_older_coco_kept_in_settings_json_is_restored(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    old, _ = make_split(qtbot)
+    old.resize(720, 530)
+    legacy_settings(tmp_path, bytes(old.saveGeometry().toBase64().data()).decode("ascii"))
+
+    window, splitter = make_split(qtbot)
+    assert WindowState(tmp_path).restore(window, splitter)
+    assert (window.width(), window.height()) == (720, 530)
+
+    # Once window.ini exists it is the one that counts.
+    window.resize(660, 470)
+    WindowState(tmp_path).save(window, splitter)
+    again, again_splitter = make_split(qtbot)
+    assert WindowState(tmp_path).restore(again, again_splitter)
+    assert (again.width(), again.height()) == (660, 470)
+
+
+def test_a_damaged_legacy_geometry_means_the_default_layout(qtbot: Any, tmp_path: Path) -> None:
+    window, splitter = make_split(qtbot)
+    legacy_settings(tmp_path, "not base64 of a geometry")
+    assert not WindowState(tmp_path).restore(window, splitter)
+    (tmp_path / "settings.json").write_text('{"window_geometry": ', encoding="utf-8")
+    assert not WindowState(tmp_path).restore(window, splitter)
+    assert (window.width(), window.height()) == (640, 480)
 
 
 class Recording(QWidget):
