@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         parser.exit(2, f"cannot listen on port {args.port}: {exc.strerror or exc}\n")
     print(f"Coco offline model server listening on {server.url}", flush=True)
-    # Wait in short slices: Ctrl-C can be delivered to one of the server's
-    # threads, and then only the main thread's next Python step raises it; an
+    # Wait in short slices: Ctrl-C can be delivered to a thread other than this
+    # one, and then only this thread's next Python step raises it; an
     # endless wait would never take that step.
     forever = threading.Event()
     try:

@@ -88,7 +88,7 @@ sys.exit(cli.main(["--port", "0"]))
 
 @needs_sigint
 @pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX threads only")
-def test_ctrl_c_delivered_to_a_server_thread_still_stops_the_server() -> None:
+def test_ctrl_c_delivered_to_another_thread_still_stops_the_server() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _CTRL_C_ON_ANOTHER_THREAD],
         check=False, capture_output=True, text=True, timeout=15,
