@@ -132,14 +132,16 @@ class ContextHistory:
         for old, tokens in zip(self._items, self._item_tokens):
             if tokens >= 0 and is_message(old, "user"):
                 known[message_text(old)] = tokens
+
+        def tokens_of(item: Item) -> int:
+            if is_message(item, "user"):
+                tokens = known.get(message_text(item))
+                if tokens is not None:
+                    return tokens
+            return self._counter.count_item(item)
+
         self._items = list(items)
-        self._item_tokens = [
-            known.get(message_text(item), -1) if is_message(item, "user") else -1
-            for item in self._items
-        ]
-        for index, tokens in enumerate(self._item_tokens):
-            if tokens < 0:
-                self._item_tokens[index] = self._counter.count_item(self._items[index])
+        self._item_tokens = [tokens_of(item) for item in self._items]
         self._sum = sum(self._item_tokens)
         self._pending = 0
         self._api_total = None
