@@ -487,7 +487,7 @@ class MainWindow(QMainWindow):
     @property
     def model_view(self) -> ModelViewPanel:
         """The Model view panel (built on first use)."""
-        return self._model_view or self._build_model_view()
+        return self._model_view if self._model_view is not None else self._build_model_view()
 
     def _build_model_view(self) -> ModelViewPanel:
         from .model_view import ModelViewPanel
