@@ -14,6 +14,7 @@ from .providers.base import (
     ModelRequest,
     OutputItemDone,
     ProviderError,
+    StopReason,
     TextDelta,
     Usage,
 )
@@ -30,6 +31,8 @@ class StreamAttempt:
     usage: Usage | None = None
     response_id: str = ""
     completed: bool = False
+    # "length" when the reply stopped at the output limit (cut short).
+    stop_reason: StopReason | None = None
 
     @property
     def partial_text(self) -> dict[str, str]:
@@ -100,6 +103,7 @@ async def sample(
                 elif isinstance(event, Completed):
                     attempt.usage = event.usage
                     attempt.response_id = event.response_id
+                    attempt.stop_reason = event.stop_reason
                     attempt.completed = True
             if not attempt.completed:
                 raise ProviderError("stream", "stream closed before response.completed")

@@ -155,12 +155,24 @@ async def test_request_body_is_built_from_items(
     assert "OPAQUE" not in str(body) and "SECRET-SUMMARY" not in str(body)
 
 
+async def test_output_limit_is_sent_and_a_cut_reply_is_marked(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="cut", status="incomplete"), endpoint="chat")
+    events = await collect(provider, make_request(max_output_tokens=7))
+    assert server.requests_to("chat")[-1].body["max_tokens"] == 7
+    assert isinstance(events[-1], Completed)
+    assert events[-1].stop_reason == "length"
+
+
 async def test_no_tools_key_without_tools(
     server: ModelServer, provider: ChatCompletionsProvider
 ) -> None:
     server.enqueue(Reply(text="ok"), endpoint="chat")
     await collect(provider, make_request())
-    assert "tools" not in server.requests_to("chat")[-1].body
+    body = server.requests_to("chat")[-1].body
+    assert "tools" not in body
+    assert "max_tokens" not in body
 
 
 async def test_stream_yields_deltas_message_tool_calls_and_usage(

@@ -131,7 +131,14 @@ async def test_optional_fields_are_omitted_when_not_asked(
     server.enqueue(Reply(text="hi"), endpoint="responses")
     await collect(provider, make_request())
     body = server.requests_to("responses")[-1].body
-    for absent in ("tools", "parallel_tool_calls", "include", "reasoning", "prompt_cache_key"):
+    for absent in (
+        "tools",
+        "parallel_tool_calls",
+        "include",
+        "reasoning",
+        "prompt_cache_key",
+        "max_output_tokens",
+    ):
         assert absent not in body
     assert body["store"] is False
 
@@ -312,13 +319,42 @@ async def test_failed_response_is_server_error(
     assert error.message == "The model failed to complete the response."
 
 
-async def test_incomplete_response_is_not_retried(
+async def test_output_limit_ends_the_reply_marked_cut_short(
     server: ModelServer, provider: ResponsesProvider
 ) -> None:
     server.enqueue(Reply(text="partial", status="incomplete"), endpoint="responses")
-    error = await failure(provider)
-    assert error.category == "bad_request"
-    assert error.message == "the response was incomplete: max_output_tokens"
+    events = await collect(provider, make_request(max_output_tokens=5))
+    assert server.requests_to("responses")[-1].body["max_output_tokens"] == 5
+    texts = [e.item["content"][0]["text"] for e in events if isinstance(e, OutputItemDone)]
+    assert texts == ["partial"]
+    assert isinstance(events[-1], Completed)
+    assert events[-1].stop_reason == "length"
+
+
+async def test_items_only_in_the_final_response_are_taken_from_it() -> None:
+    message = assistant_message("only here", "msg_9")
+    events_sse = [
+        {"type": "response.output_text.delta", "item_id": "msg_9", "delta": "only here"},
+        {
+            "type": "response.completed",
+            "response": {"id": "resp_1", "output": [message], "usage": None},
+        },
+    ]
+    body = "".join(
+        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events_sse
+    ).encode()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    prov = ResponsesProvider("http://model.invalid/v1", KEY, http_client=client)
+    try:
+        events = await collect(prov, make_request())
+    finally:
+        await prov.close()
+    assert [e.item for e in events if isinstance(e, OutputItemDone)] == [message]
+    assert isinstance(events[-1], Completed) and events[-1].stop_reason is None
 
 
 async def test_clean_end_without_completed_is_stream_error() -> None:

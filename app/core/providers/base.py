@@ -70,10 +70,16 @@ class OutputItemDone:
     item: Item
 
 
+# Why a response ended early, when it did: the output limit was reached ("length"), so the
+# text is cut short. ``None`` for an ordinary end.
+StopReason = Literal["length"]
+
+
 @dataclass(frozen=True)
 class Completed:
     response_id: str
     usage: Usage | None
+    stop_reason: StopReason | None = None
 
 
 StreamEvent = TextDelta | OutputItemDone | Completed
@@ -90,6 +96,9 @@ class ModelRequest:
     prompt_cache_key: str | None = None
     reasoning_effort: str | None = None
     include_encrypted_reasoning: bool = False
+    # The most the reply may hold (``max_output_tokens`` / ``max_tokens`` on the wire); None
+    # leaves it to the server. Compaction sets it to the summary's budget.
+    max_output_tokens: int | None = None
 
 
 @dataclass(frozen=True)

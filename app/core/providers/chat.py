@@ -27,6 +27,7 @@ from .base import (
     ModelRequest,
     OutputItemDone,
     ProviderError,
+    StopReason,
     StreamEvent,
     TextDelta,
     Usage,
@@ -169,6 +170,7 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         calls: dict[int, _ToolCallParts] = {}
         response_id = ""
         finished = False
+        stop_reason: StopReason | None = None
         usage: Usage | None = None
         try:
             sdk_stream = await self._client.chat.completions.create(
@@ -177,6 +179,9 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 stream=True,
                 stream_options={"include_usage": True},
                 tools=cast(Any, tools) if tools else omit,
+                # ``max_tokens``: what every local server (llama.cpp, Ollama, LM Studio, vLLM)
+                # reads; the newer ``max_completion_tokens`` is OpenAI's alone.
+                max_tokens=request.max_output_tokens or omit,
                 extra_headers=extra_headers,
                 extra_body={"messages": messages},
             )
@@ -219,6 +224,8 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                                 parts.arguments += str(function.get("arguments") or "")
                         if choice.get("finish_reason"):
                             finished = True
+                            if choice["finish_reason"] == "length":
+                                stop_reason = "length"
         except ProviderError:
             raise
         except Exception as exc:
@@ -265,7 +272,7 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                     "arguments": parts.arguments,
                 }
             )
-        yield Completed(response_id=response_id, usage=usage)
+        yield Completed(response_id=response_id, usage=usage, stop_reason=stop_reason)
 
     async def compact(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None

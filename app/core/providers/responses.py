@@ -36,6 +36,20 @@ def parse_responses_usage(raw: object) -> Usage | None:
     return usage_from_json(raw, "input_tokens", "output_tokens")
 
 
+def _incomplete_reason(response: object) -> str:
+    details = response.get("incomplete_details") if isinstance(response, dict) else None
+    return str(details.get("reason") or "unknown") if isinstance(details, dict) else "unknown"
+
+
+def _final_output(event: dict[str, Any]) -> list[Item]:
+    """The output items of a ``response.completed`` / ``response.incomplete`` event."""
+    response = event.get("response")
+    output = response.get("output") if isinstance(response, dict) else None
+    if not isinstance(output, list):
+        return []
+    return [item for item in output if isinstance(item, dict) and item.get("type")]
+
+
 class ResponsesProvider(OpenAIClientProvider):
     """A model behind the Responses API (OpenAI, or a compatible server).
 
@@ -63,6 +77,7 @@ class ResponsesProvider(OpenAIClientProvider):
         parallel_tool_calls: Any = False if request.tools else omit
         include: Any = [ENCRYPTED_REASONING] if request.include_encrypted_reasoning else omit
         reasoning: Any = {"effort": request.reasoning_effort} if request.reasoning_effort else omit
+        max_output: Any = request.max_output_tokens if request.max_output_tokens else omit
         try:
             sdk_stream = await self._client.responses.create(
                 model=request.model,
@@ -74,6 +89,7 @@ class ResponsesProvider(OpenAIClientProvider):
                 prompt_cache_key=request.prompt_cache_key or omit,
                 include=include,
                 reasoning=reasoning,
+                max_output_tokens=max_output,
                 extra_headers=extra_headers,
                 # The items are already wire JSON: passed as-is, the SDK does not walk and
                 # transform them (seconds of CPU on the event loop for a 1M-token history).
@@ -81,6 +97,7 @@ class ResponsesProvider(OpenAIClientProvider):
             )
         except Exception as exc:
             raise self._error(exc) from exc
+        items_done = 0
         try:
             async for events in json_events(sdk_stream.response.aiter_bytes()):
                 for event in events:
@@ -89,9 +106,17 @@ class ResponsesProvider(OpenAIClientProvider):
                     done = self._handle_event(event)
                     if done is None:
                         continue
-                    yield done
                     if isinstance(done, Completed):
+                        if not items_done:
+                            # Some servers carry the items only in the final response object:
+                            # without this the reply is shown, then missing from the history.
+                            for item in _final_output(event):
+                                yield OutputItemDone(item=item)
+                        yield done
                         return
+                    if isinstance(done, OutputItemDone):
+                        items_done += 1
+                    yield done
         except ProviderError:
             raise
         except Exception as exc:
@@ -126,19 +151,28 @@ class ResponsesProvider(OpenAIClientProvider):
             error = response.get("error") if isinstance(response, dict) else None
             raise self._payload_error(error if isinstance(error, dict) else "the response failed")
         if kind == "response.incomplete":
-            raise self._incomplete(event.get("response"))
+            response = event.get("response")
+            if _incomplete_reason(response) == "max_output_tokens":
+                # The output limit was reached: what came is kept, marked as cut short.
+                return Completed(
+                    response_id=str(response.get("id") or "") if isinstance(response, dict) else "",
+                    usage=parse_responses_usage(
+                        response.get("usage") if isinstance(response, dict) else None
+                    ),
+                    stop_reason="length",
+                )
+            raise self._incomplete(response)
         if kind == "error" or (kind is None and "error" in event):
             error = event.get("error")
             raise self._payload_error(error if isinstance(error, (dict, str)) else event)
         return None
 
     def _incomplete(self, response: object) -> ProviderError:
-        details = response.get("incomplete_details") if isinstance(response, dict) else None
-        reason = str(details.get("reason") or "unknown") if isinstance(details, dict) else "unknown"
+        reason = _incomplete_reason(response)
         message = f"the response was incomplete: {reason}"
         if is_context_overflow(reason, reason):
             return ProviderError("context_overflow", message, code=reason)
-        if reason in ("content_filter", "max_output_tokens"):
+        if reason == "content_filter":
             # The same request would hit the same limit or filter again: not worth a retry.
             return ProviderError("bad_request", message, code=reason)
         return ProviderError("stream", message, code=reason)
