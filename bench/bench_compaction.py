@@ -181,8 +181,8 @@ async def _measure(
 
 def _spans(strategy: str) -> Spans:
     """Where Coco's own time goes during one compaction (for the report, not the figure)."""
-    import app.core.session as session_module
-    from app.core.compaction import engine
+    from app.core.compaction import local as engine
+    from app.core.compaction import runner
     from app.core.history import ContextHistory
     from app.core.providers.responses import ResponsesProvider
     from app.core.rollout import RolloutWriter
@@ -199,8 +199,8 @@ def _spans(strategy: str) -> Spans:
             request,
             ("history.items() copy", ContextHistory, "items"),
             ("history.replace() recount", ContextHistory, "replace"),
-            ("build_compacted_history", session_module, "build_compacted_history"),
-            ("filter_remote_output", session_module, "filter_remote_output"),
+            ("build_compacted_history", runner, "build_compacted_history"),
+            ("filter_remote_output", runner, "filter_remote_output"),
             ("rollout append", RolloutWriter, "append"),
             ("rollout fsync", RolloutWriter, "sync"),
             ("index update (_update_index)", Session, "_update_index"),

@@ -31,6 +31,8 @@ class CoreConfig(BaseModel):
     auto_compact: bool = True
     remote_compaction: bool = False
     remote_fallback_to_local: bool = True
+    # Automatic compaction first tries replacing old tool outputs with stubs (no model call).
+    prune_tool_outputs: bool = True
     compact_prompt: str | None = None
     compaction_model: str | None = None
     summary_style: Literal["handoff", "checkpoint"] = "handoff"

@@ -8,6 +8,7 @@ so appending never re-counts the history.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 
 from .items import Item, is_message, message_text
@@ -34,6 +35,7 @@ class ContextHistory:
         self._item_tokens: list[int] = []
         self._sum = 0  # estimate of all items
         self._instructions_tokens = counter.count(instructions) if instructions else 0
+        self._tools_tokens = 0  # tool definitions: sent with every turn request, counted too
         # Last API-reported total and how many items the history had when it was reported.
         self._api_total: int | None = None
         self._mark = 0
@@ -61,9 +63,14 @@ class ContextHistory:
         return list(self._item_tokens)
 
     def estimate(self) -> int:
-        """Local estimate of the whole next request (items + instructions)."""
+        """Local estimate of the whole next request (items, instructions, tool definitions)."""
         self._count_pending(0)
-        return self._sum + self._instructions_tokens
+        return self._sum + self.fixed_tokens
+
+    @property
+    def fixed_tokens(self) -> int:
+        """What every turn request holds besides the history: instructions and tool definitions."""
+        return self._instructions_tokens + self._tools_tokens
 
     def usage(self) -> int:
         """What the next request will hold, as far as the core knows (spec section 5)."""
@@ -104,6 +111,10 @@ class ContextHistory:
 
     def set_instructions(self, instructions: str) -> None:
         self._instructions_tokens = self._counter.count(instructions) if instructions else 0
+
+    def set_tools(self, specs: list[dict[str, object]]) -> None:
+        """The tool definitions sent with every turn (their JSON is what the model reads)."""
+        self._tools_tokens = self._counter.count(json.dumps(specs)) if specs else 0
 
     def append(self, item: Item, *, defer_count: bool = False) -> int:
         """Append one item; returns its token estimate (-1 when deferred). O(size of the

@@ -62,7 +62,7 @@ Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown
 
 TurnKind = Literal["regular", "compact", "undo"]
 Trigger = Literal["manual", "auto", "overflow"]
-Strategy = Literal["local", "remote", "remote_then_local"]
+Strategy = Literal["local", "remote", "remote_then_local", "prune"]
 ErrorKind = Literal[
     "auth",
     "rate_limit",
@@ -75,6 +75,7 @@ ErrorKind = Literal[
     "malformed",
     "compaction",
     "invalid_op",
+    "message_too_large",
     "tool",
     "internal",
 ]
@@ -163,7 +164,7 @@ class CompactionProgress(_Event):
 
     type: Literal["compaction_progress"] = "compaction_progress"
     turn_id: str
-    stage: Literal["remote", "local", "retrying", "trimming", "summary_delta"]
+    stage: Literal["remote", "local", "retrying", "trimming", "prune", "summary_delta"]
     message: str = ""
     trimmed: int = 0
 
@@ -184,6 +185,18 @@ class ContextCompacted(_Event):
     summary: str = ""
     style: str = "handoff"
     undoable: bool = True
+    # The most the next request may hold after this compaction (half the auto-compact limit);
+    # None when the window is unknown.
+    target: int | None = None
+    freed_share: float = 0.0  # (before - after) / before
+    # The model's summary was a fragment even after a retry with more room; with
+    # ``kept_previous_summary`` the earlier summary was kept beside it.
+    summary_cut_short: bool = False
+    kept_previous_summary: bool = False
+    pruned_outputs: int = 0  # strategy "prune": how many tool outputs became stubs
+    # What checking the result against the target cut: dropped_messages, truncated_messages,
+    # summary_truncated. None when nothing was cut.
+    shrunk: dict[str, Any] | None = None
 
 
 class CompactionUndone(_Event):
@@ -219,6 +232,16 @@ class Error(_Event):
     turn_id: str | None = None
 
 
+class MessageNotSent(_Event):
+    """The user's message did not reach the model (too large for the window, or it could not
+    be made to fit): the window puts ``text`` back in the composer. ``reason`` says why."""
+
+    type: Literal["message_not_sent"] = "message_not_sent"
+    turn_id: str
+    text: str
+    reason: str
+
+
 class TurnComplete(_Event):
     type: Literal["turn_complete"] = "turn_complete"
     turn_id: str
@@ -246,6 +269,7 @@ Event = Annotated[
     | StreamError
     | Warning
     | Error
+    | MessageNotSent
     | TurnComplete
     | ShutdownComplete,
     Field(discriminator="type"),

@@ -8,7 +8,6 @@ for resume.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator
@@ -17,13 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import protocol as p
-from .compaction.engine import ContextTooLarge, compact_remotely, summarise_locally
-from .compaction.policy import auto_compact_limit, context_window
-from .compaction.prompts import build_prompt, summary_text
-from .compaction.rebuild import build_compacted_history, filter_remote_output
+from .compaction import policy
+from .compaction.fit import truncate_text
+from .compaction.rebuild import build_compacted_history
+from .compaction.runner import Compactor
 from .config import CoreConfig
 from .event_stream import EventStream
-from .history import ContextHistory, HistorySnapshot
+from .history import ContextHistory
 from .items import (
     ENVIRONMENT_CONTEXT_OPEN,
     Item,
@@ -46,12 +45,10 @@ from .tools import WorkspaceTools
 from .transcript import Transcript
 
 MAX_TOOL_ROUNDS = 64
+# A tool output is never cut below this many tokens, however small the window.
+TOOL_OUTPUT_FLOOR = 256
 TITLE_LENGTH = 80
 
-LOCAL_COMPACTION_WARNING = (
-    "Heads up: long conversations and repeated compactions make the model less accurate. "
-    "Start a new conversation when you can."
-)
 INTERRUPTED = "Interrupted by the user."
 OVERFLOW_RECOVERY_FAILED = (
     "The conversation still does not fit the model's context window after compacting "
@@ -62,10 +59,6 @@ OVERFLOW_AUTO_OFF = (
     "The conversation ran out of room in the model's context window and automatic compaction "
     "is off. Compact it (/compact), turn automatic compaction on, or start a new conversation."
 )
-
-# Base URLs whose server answered 404 to /responses/compact: later compactions go local.
-_NO_REMOTE_COMPACT: set[str] = set()
-
 
 class TurnFailed(Exception):
     """A turn ended with an error that was already reported as an event."""
@@ -83,6 +76,7 @@ class Session:
         self._history = ContextHistory(self._counter, config.instructions)
         self._transcript = Transcript()
         self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        self._history.set_tools(self._tools.specs())
         self._provider: ModelProvider | None = None
         self._events = EventStream()
         self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
@@ -95,12 +89,24 @@ class Session:
         self._created_at = _now()
         self._title: str | None = None
         self._closed = False
-        # Undo of the last compaction: the snapshot, until a turn starts.
-        self._undo: tuple[str, HistorySnapshot] | None = None
-        self._undo_refusal = "Nothing to undo: no compaction has happened in this conversation."
-        # "Never compact twice on the same history": history version right after a compaction.
-        self._compacted_version: int | None = None
+        self._compactor = Compactor(
+            session_id=session_id,
+            history=self._history,
+            transcript=self._transcript,
+            counter=self._counter,
+            config=lambda: self._config,
+            provider=self._get_provider,
+            tool_specs=lambda: self._tools.specs(),
+            initial_context=self._initial_context,
+            emit=self._emit,
+            record=self._record,
+            note=self._note,
+            usage_reset=self._reset_usage,
+            emit_usage=self._emit_usage,
+            retry_notice=self._retry_notice,
+        )
         self._last_turn_model: str | None = None
+        self._turn_items: list[Item] = []  # what the running turn added to the history
         self._last_usage = Usage()
         self._usage_estimated_by_provider = False
         self._last_token_event: p.TokenCount | None = None
@@ -147,8 +153,11 @@ class Session:
     def transcript(self) -> list[dict[str, Any]]:
         """The full record, compaction markers included (see ``Transcript``). Compaction
         entries say whether ``UndoCompaction`` would undo them right now."""
-        entries = self._transcript.entries()
-        undo_id = self._undo[0] if self._undo is not None else None
+        in_view = frozenset(
+            message_text(item) for item in self._history.raw_items() if is_message(item, "user")
+        )
+        entries = self._transcript.entries(in_view)
+        undo_id = self._compactor.undo.item_id
         for entry in entries:
             if entry["kind"] == "compaction":
                 entry["undoable"] = entry.get("item_id") == undo_id
@@ -266,6 +275,7 @@ class Session:
             asyncio.get_running_loop().create_task(stale.close())
         if old.workspace != config.workspace or old.tool_output_budget != config.tool_output_budget:
             self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+            self._history.set_tools(self._tools.specs())
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
         self._emit(self._token_event())
@@ -307,6 +317,8 @@ class Session:
     def _append_item(self, item: Item, turn_id: str, *, interrupted: bool = False) -> None:
         """Add an item to history, transcript and rollout."""
         self._history.append(item)
+        self._compactor.undo.note_appended(item)
+        self._turn_items.append(item)
         self._transcript.add_item(item, turn_id, interrupted=interrupted)
         payload: dict[str, Any] = {"item": item, "turn_id": turn_id}
         if interrupted:
@@ -323,10 +335,15 @@ class Session:
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
 
     def _window(self, model: str | None = None) -> int | None:
-        return context_window(self._config, model)
+        return self._compactor.window(model)
 
     def _limit(self, model: str | None = None) -> int | None:
-        return auto_compact_limit(self._config, model)
+        return self._compactor.limit(model)
+
+    def _reset_usage(self) -> None:
+        """After a history rewrite the provider's last figures no longer describe it."""
+        self._usage_estimated_by_provider = False
+        self._last_usage = Usage()
 
     def _token_event(self) -> p.TokenCount:
         estimate = self._history.usage_is_estimate
@@ -417,14 +434,14 @@ class Session:
                 self._title = payload.get("title") or None
             elif kind == "response_item" and isinstance(payload.get("item"), dict):
                 self._history.append(payload["item"], defer_count=True)
+                self._compactor.undo.note_appended(payload["item"])
                 self._transcript.add_item(
                     payload["item"],
                     str(payload.get("turn_id", "")),
                     interrupted=bool(payload.get("interrupted")),
                 )
             elif kind == "turn_context":
-                self._undo = None
-                self._undo_refusal = _UNDO_AFTER_TURN
+                self._compactor.undo.turn_started()
                 self._last_turn_model = payload.get("model")
             elif kind == "compacted":
                 usage = None  # the rewrite resets usage; a later token count restores it
@@ -436,18 +453,28 @@ class Session:
                     summary = str(payload.get("message", ""))
                     rebuilt = build_compacted_history(self._history.raw_items(), summary)
                     self._history.replace(rebuilt.items)
-                self._compacted_version = self._history.version
-                item_id = str(payload.get("item_id", ""))
-                self._undo = (item_id, snapshot) if payload.get("undoable", True) else None
+                compactor = self._compactor
+                compactor.compacted_version = self._history.version
+                tokens_after = payload.get("tokens_after")
+                compactor.post_compaction_usage = (
+                    tokens_after if isinstance(tokens_after, int) else None
+                )
+                if payload.get("strategy") not in ("remote", "prune"):
+                    compactor.warned = True
+                if payload.get("undoable", True):
+                    compactor.undo.offer(str(payload.get("item_id", "")), snapshot)
+                else:  # written by an older version: automatic compactions were final
+                    compactor.undo.turn_started()
                 self._transcript.add_compaction(_marker_from(payload))
             elif kind == "compaction_undone":
                 usage = None
-                if self._undo is not None:
-                    self._history.restore(self._undo[1])
-                    self._transcript.mark_undone(self._undo[0])
-                    self._undo = None
-                    self._compacted_version = None
-                    self._undo_refusal = _UNDO_ALREADY
+                self._restore_before_compaction()
+            elif kind == "history_replaced":
+                usage = None
+                replacement = payload.get("replacement_history")
+                if isinstance(replacement, list):
+                    self._history.replace(replacement)
+                self._transcript.mark_not_sent(str(payload.get("turn_id", "")))
             elif kind == "event":
                 event_kind = payload.get("kind")
                 if event_kind == "token_count":
@@ -476,10 +503,11 @@ class Session:
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
-        user_recorded = False
+        self._turn_items = []
         try:
-            self._undo = None
-            self._undo_refusal = _UNDO_AFTER_TURN
+            if not self._message_fits(turn_id, op.text):
+                raise TurnFailed
+            self._compactor.undo.turn_started()
             previous_model = self._last_turn_model
             self._last_turn_model = self._config.model
             self._record(
@@ -491,14 +519,18 @@ class Session:
                     "auto_compact_limit": self._limit(),
                 },
             )
-            await self._maybe_compact_before_turn(turn_id, previous_model)
+            # The message is shown and recorded at once, before any pre-turn compaction: that
+            # compaction leaves it out (the pre-turn shape) and puts it back last.
+            before = (
+                len(self._history),
+                self._history.usage(),
+                self._compactor.unchanged_since_compaction,
+            )
             self._record_user_message(turn_id, op.text)
-            user_recorded = True
-            last_message = await self._sampling_loop(turn_id, attempt_box)
+            await self._maybe_compact_before_turn(turn_id, previous_model, *before)
+            last_message = await self._sampling_loop(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
-            if not user_recorded:  # stopped during pre-turn compaction: keep the message
-                self._record_user_message(turn_id, op.text)
             self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
         except TurnFailed:
             status = "failed"
@@ -512,6 +544,43 @@ class Session:
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
             )
         )
+
+    def _message_fits(self, turn_id: str, text: str) -> bool:
+        """Refuse, before anything is sent or stored, a message that cannot fit the window even
+        alone (with the instructions, tools and environment block, and room for an answer)."""
+        context = sum(self._counter.count_item(item) for item in self._initial_context())
+        room = policy.message_room(self._limit(), self._history.fixed_tokens + context)
+        tokens = self._counter.count_item(user_message(text))
+        if room is None or tokens <= room:
+            return True
+        window = self._window()
+        where = f"the model's {window:,}-token context window" if window else "the model's limit"
+        message = (
+            f"Your message was not sent: it is about {tokens:,} tokens, and {where} leaves room "
+            f"for at most {room:,} beside Coco's instructions and tools and an answer. Shorten it "
+            "or send it in parts."
+        )
+        self._error(message, "message_too_large", turn_id)
+        self._emit(p.MessageNotSent(turn_id=turn_id, text=text, reason=message))
+        return False
+
+    def _withdraw_turn(self, turn_id: str, text: str, reason: str) -> None:
+        """Take this turn's items out of the model's view (overflow recovery failed), so the
+        next message works; the transcript keeps them, the user message marked not sent."""
+        ours = {id(item) for item in self._turn_items}
+        remaining = [item for item in self._history.raw_items() if id(item) not in ours]
+        if len(remaining) == len(self._history):
+            return
+        self._history.replace(remaining)
+        self._compactor.compacted_version = None
+        self._reset_usage()
+        self._transcript.mark_not_sent(turn_id)
+        self._record(
+            "history_replaced",
+            {"turn_id": turn_id, "reason": "withdrawn", "replacement_history": remaining},
+        )
+        self._emit_usage()
+        self._emit(p.MessageNotSent(turn_id=turn_id, text=text, reason=reason))
 
     def _record_user_message(self, turn_id: str, text: str) -> None:
         self._ensure_initial_context(turn_id)
@@ -554,7 +623,9 @@ class Session:
             include_encrypted_reasoning=config.is_reasoning_model,
         )
 
-    async def _sampling_loop(self, turn_id: str, attempt_box: list[StreamAttempt]) -> str | None:
+    async def _sampling_loop(
+        self, turn_id: str, text: str, attempt_box: list[StreamAttempt]
+    ) -> str | None:
         """Sample until the model answers without tool calls (spec: the tool loop)."""
         overflow_retried = False
         last_message: str | None = None
@@ -570,7 +641,7 @@ class Session:
                 )
             self._events.put_delta(turn_id, item_id, delta)
 
-        for _ in range(MAX_TOOL_ROUNDS):
+        for round_index in range(MAX_TOOL_ROUNDS):
             try:
                 attempt = await sample(
                     self._get_provider(),
@@ -589,37 +660,63 @@ class Session:
                 if window is not None:
                     self._history.mark_full(window)
                     self._emit_usage()
-                if not self._config.auto_compact:
+                action = policy.on_overflow(
+                    auto=self._config.auto_compact, already_retried=overflow_retried
+                )
+                if action == "auto_off":
                     self._error(OVERFLOW_AUTO_OFF, "context_overflow", turn_id)
                     raise TurnFailed from error
-                if overflow_retried:
+                if action == "give_up":
                     self._error(OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id)
+                    self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 overflow_retried = True
-                if not await self._compact(turn_id, "overflow", mid_turn=True, force=True):
+                # On the turn's first request the new message stays out of the compaction and
+                # comes back last (pre-turn shape); on a follow-up the summary is last.
+                held_out = 1 if round_index == 0 else 0
+                if not await self._compactor.run(
+                    turn_id, "overflow", force=True, held_out=held_out
+                ):
+                    self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 continue
             attempt_box.clear()
             calls = self._record_outputs(turn_id, attempt, started)
-            text = last_assistant_text(attempt.items)
-            if text is not None:
-                last_message = text
+            reply = last_assistant_text(attempt.items)
+            if reply is not None:
+                last_message = reply
             if not calls:
+                self._warn_about_reply(reply, attempt)
                 return last_message
             for call in calls:
                 await self._run_tool(turn_id, call)
-            limit = self._limit()
-            if (
-                self._config.auto_compact
-                and limit is not None
-                and self._history.usage() >= limit
-                and self._history.version != self._compacted_version
+            compactor = self._compactor
+            if policy.should_compact_mid_turn(
+                auto=self._config.auto_compact,
+                usage=self._history.usage(),
+                limit=self._limit(),
+                unchanged_since_compaction=compactor.unchanged_since_compaction,
+                post_compaction=compactor.post_compaction_usage,
             ):
-                await self._compact(turn_id, "auto", mid_turn=True)
+                await compactor.run(turn_id, "auto")
         self._error(
             f"Stopped after {MAX_TOOL_ROUNDS} tool rounds without a final answer.", "tool", turn_id
         )
         raise TurnFailed
+
+    def _warn_about_reply(self, reply: str | None, attempt: StreamAttempt) -> None:
+        """A final answer that is empty, or cut at the output limit, says so."""
+        if not (reply or "").strip():
+            message = (
+                "The model sent an empty reply (no text and no tool call). Try again, or "
+                "rephrase the message."
+            )
+        elif attempt.stop_reason == "length":
+            message = "The reply stopped at the model's output limit, so it may be cut short."
+        else:
+            return
+        self._note("warning", message)
+        self._emit(p.Warning(message=message))
 
     def _record_outputs(
         self, turn_id: str, attempt: StreamAttempt, started: set[str]
@@ -689,7 +786,8 @@ class Session:
         )
         self._emit(p.ItemStarted(turn_id=turn_id, item=display))
         result = await self._tools.call(str(call.get("name", "")), str(call.get("arguments", "")))
-        self._append_item(function_call_output(call_id, result.output), turn_id)
+        output = self._fit_tool_output(result.output)
+        self._append_item(function_call_output(call_id, output), turn_id)
         self._emit(
             p.ItemCompleted(
                 turn_id=turn_id,
@@ -698,6 +796,18 @@ class Session:
                 ),
             )
         )
+
+    def _fit_tool_output(self, output: str) -> str:
+        """A tool output is cut to what a compacted history can hold beside it (half the
+        target), so one large file never leaves a conversation that cannot fit."""
+        budget = self._compactor.budget()
+        room = budget.history_room
+        if room is None:
+            return output
+        cap = max(TOOL_OUTPUT_FLOOR, room // 2)
+        if self._counter.count(output) <= cap:
+            return output
+        return truncate_text(output, cap, self._counter.count)
 
     def _retry_notice(self, turn_id: str) -> Any:
         def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
@@ -740,23 +850,36 @@ class Session:
 
     # ================================================================ compaction
 
-    async def _maybe_compact_before_turn(self, turn_id: str, previous_model: str | None) -> None:
-        """Pre-turn auto compaction (the incoming message is not part of it); also when the
-        model was switched to one with a smaller window (compacted with the old model)."""
-        if not self._config.auto_compact or len(self._history) == 0:
+    async def _maybe_compact_before_turn(
+        self,
+        turn_id: str,
+        previous_model: str | None,
+        history_len: int,
+        usage: int,
+        unchanged: bool,
+    ) -> None:
+        """Pre-turn auto compaction, the figures taken before the new message was recorded:
+        the message stays out of the compaction and comes back last. A switch to a model with
+        a smaller window compacts with the old model."""
+        incoming = max(0, self._history.usage() - usage)
+        if not policy.should_compact_before_turn(
+            auto=self._config.auto_compact,
+            history_len=history_len,
+            usage=usage,
+            incoming=incoming,
+            limit=self._limit(),
+            unchanged_since_compaction=unchanged,
+            post_compaction=self._compactor.post_compaction_usage,
+        ):
             return
-        if self._history.version == self._compacted_version:
-            return
-        limit = self._limit()
-        if limit is None or self._history.usage() < limit:
-            return
-        model_override = None
-        if previous_model and previous_model != self._config.model:
-            old_window = self._window(previous_model)
-            new_window = self._window()
-            if old_window and new_window and new_window < old_window:
-                model_override = previous_model
-        await self._compact(turn_id, "auto", mid_turn=False, model=model_override)
+        model = policy.compaction_model_for_switch(
+            previous_model,
+            self._config.model,
+            self._window(previous_model) if previous_model else None,
+            self._window(),
+        )
+        held_out = len(self._history) - history_len
+        await self._compactor.run(turn_id, "auto", model=model, held_out=held_out)
 
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
@@ -768,7 +891,7 @@ class Session:
                     p.Error(message="Nothing to compact yet.", kind="invalid_op", turn_id=turn_id)
                 )
                 status = "failed"
-            elif self._history.version == self._compacted_version:
+            elif self._compactor.unchanged_since_compaction:
                 self._emit(
                     p.Error(
                         message="Nothing new to compact since the last compaction.",
@@ -777,7 +900,7 @@ class Session:
                     )
                 )
                 status = "failed"
-            elif not await self._compact(turn_id, "manual", mid_turn=False, focus=focus):
+            elif not await self._compactor.run(turn_id, "manual", focus=focus):
                 status = "failed"
         except asyncio.CancelledError:
             status = "aborted"
@@ -785,251 +908,26 @@ class Session:
             self._finish_turn()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
 
-    def _remote_available(self) -> bool:
-        config = self._config
-        return (
-            config.remote_compaction
-            and config.wire_api == "responses"
-            and self._get_provider().supports_remote_compaction
-            and config.base_url not in _NO_REMOTE_COMPACT
-        )
-
-    async def _compact(
-        self,
-        turn_id: str,
-        trigger: p.Trigger,
-        *,
-        mid_turn: bool,
-        focus: str | None = None,
-        model: str | None = None,
-        force: bool = False,
-    ) -> bool:
-        """Run one compaction inside ``turn_id``; True when the history was replaced.
-
-        Nothing is changed until the very end, which is one synchronous step: a cancel or a
-        failure leaves history, transcript and rollout exactly as they were.
-        """
-        if not force and self._history.version == self._compacted_version:
-            return False
-        item_id = new_id("cmp")
-        config = self._config
-        self._emit(
-            p.ItemStarted(
-                turn_id=turn_id,
-                item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": trigger}),
-            )
-        )
-        started = time.monotonic()
-        tokens_before = self._history.usage()
-        before = self._history.snapshot()
-        history_copy = list(self._history.raw_items())  # shallow: items are immutable
-        strategy: p.Strategy = "local"
-        summary = ""
-        trimmed = 0
-        new_items: list[Item]
-        kept = 0
-        kept_truncated = False
-        usage: Usage | None = None
-        try:
-            remote_failure: ProviderError | None = None
-            if self._remote_available():
-                strategy = "remote"
-                self._emit(
-                    p.CompactionProgress(
-                        turn_id=turn_id, stage="remote", message="Compacting remotely…"
-                    )
-                )
-                try:
-                    output, usage = await compact_remotely(
-                        self._get_provider(),
-                        model=config.model,
-                        instructions=config.instructions,
-                        history=history_copy,
-                        tools=self._tools.specs(),
-                        prompt_cache_key=self.id,
-                        reasoning_effort=config.reasoning_effort,
-                        context_window=self._window(),
-                        max_retries=config.max_retries,
-                        base_delay=config.retry_base_delay,
-                        on_retry=self._compaction_retry_notice(turn_id),
-                    )
-                except ProviderError as error:
-                    if error.category == "not_found":
-                        _NO_REMOTE_COMPACT.add(config.base_url)
-                    if not config.remote_fallback_to_local:
-                        self._error(
-                            f"Error running remote compact task: {_describe(error)}",
-                            "compaction",
-                            turn_id,
-                        )
-                        return False
-                    remote_failure = error
-                else:
-                    new_items = filter_remote_output(output)
-                    kept = sum(1 for item in new_items if is_message(item, "user"))
-                    if mid_turn:
-                        new_items = _insert_before_last_user(new_items, self._initial_context())
-            if strategy == "local" or remote_failure is not None:
-                if remote_failure is not None:
-                    strategy = "remote_then_local"
-                    self._emit(
-                        p.Background(
-                            turn_id=turn_id,
-                            message=(
-                                f"Remote compaction failed ({_describe(remote_failure)}); "
-                                "compacting locally instead."
-                            ),
-                        )
-                    )
-                self._emit(
-                    p.CompactionProgress(
-                        turn_id=turn_id, stage="local", message="Summarising locally…"
-                    )
-                )
-                local = await summarise_locally(
-                    self._get_provider(),
-                    model=model or config.compaction_model or config.model,
-                    instructions=config.instructions,
-                    history=history_copy,
-                    prompt=build_prompt(config.compact_prompt, config.summary_style, focus),
-                    prompt_cache_key=self.id,
-                    max_retries=config.max_retries,
-                    base_delay=config.retry_base_delay,
-                    on_retry=self._retry_notice(turn_id),
-                    on_trim=lambda n: self._emit(
-                        p.CompactionProgress(
-                            turn_id=turn_id,
-                            stage="trimming",
-                            message=f"Retrying (trimmed {n} item{'s' if n != 1 else ''})…",
-                            trimmed=n,
-                        )
-                    ),
-                )
-                summary, usage, trimmed = local.summary, local.usage, local.trimmed
-                rebuilt = build_compacted_history(
-                    history_copy,
-                    summary,
-                    initial_context=self._initial_context() if mid_turn else None,
-                )
-                new_items, kept, kept_truncated = (
-                    rebuilt.items,
-                    rebuilt.kept_user_messages,
-                    rebuilt.kept_truncated,
-                )
-        except ContextTooLarge:
-            window = self._window()
-            if window is not None:
-                self._history.mark_full(window)
-                self._emit_usage()
-            self._error(
-                "Could not compact: even the newest part of the conversation does not fit the "
-                "model's context window. Start a new conversation.",
-                "context_overflow",
-                turn_id,
-            )
-            return False
-        except ProviderError as error:
-            self._error(
-                f"Error running local compact task: {_describe(error)}", "compaction", turn_id
-            )
-            return False
-
-        # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
-        if usage is not None:
-            self._emit(
-                p.TokenCount(
-                    total=usage.total_tokens,
-                    input=usage.input_tokens,
-                    output=usage.output_tokens,
-                    cached=usage.cached_tokens,
-                    context_window=self._window(),
-                    auto_compact_limit=self._limit() if config.auto_compact else None,
-                    approximate=usage.estimated,
-                    source="api",
-                )
-            )
-        if trimmed:
-            message = (
-                f"Trimmed {trimmed} older item(s) before compacting so the prompt fits the "
-                "model context window."
-            )
-            self._emit(p.Background(turn_id=turn_id, message=message))
-        self._history.replace(new_items)
-        self._compacted_version = self._history.version
-        self._usage_estimated_by_provider = False
-        self._last_usage = Usage()
-        tokens_after = self._history.usage()
-        duration_ms = int((time.monotonic() - started) * 1000)
-        undoable = trigger == "manual"
-        shown_summary = summary if strategy != "remote" else ""
-        marker: dict[str, Any] = {
-            "item_id": item_id,
-            "turn_id": turn_id,
-            "trigger": trigger,
-            "strategy": strategy,
-            "tokens_before": tokens_before,
-            "tokens_after": tokens_after,
-            "duration_ms": duration_ms,
-            "summary": shown_summary,
-            "kept_user_messages": kept,
-            "kept_truncated": kept_truncated,
-            "trimmed_items": trimmed,
-            "focus": focus,
-            "style": config.summary_style,
-        }
-        self._record(
-            "compacted",
-            {
-                "message": summary_text(summary) if strategy != "remote" else "",
-                "replacement_history": new_items,
-                "undoable": undoable,
-                **marker,
-            },
-        )
-        self._transcript.add_compaction(marker)
-        self._undo = (item_id, before) if undoable else None
-        if not undoable:
-            self._undo_refusal = _UNDO_AFTER_TURN
-        self._emit_usage()
-        self._emit(
-            p.ItemCompleted(
-                turn_id=turn_id,
-                item=p.TurnItem(
-                    id=item_id,
-                    kind="context_compaction",
-                    data={"trigger": trigger, "strategy": strategy},
-                ),
-            )
-        )
-        self._emit(
-            p.ContextCompacted(**marker, undoable=undoable)  # the marker holds every figure
-        )
-        if strategy != "remote":
-            self._emit(p.Warning(message=LOCAL_COMPACTION_WARNING))
-        return True
-
-    def _compaction_retry_notice(self, turn_id: str) -> Any:
-        def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
-            self._emit(
-                p.CompactionProgress(
-                    turn_id=turn_id,
-                    stage="retrying",
-                    message=f"Retrying remote compaction ({attempt}/{max_attempts})…",
-                )
-            )
-
-        return notice
+    def _restore_before_compaction(self) -> str | None:
+        """Undo the last compaction in memory: the history before it, then what came after it.
+        Returns the compaction's item id, or None when there is nothing to undo."""
+        entry = self._compactor.undo.take()
+        if entry is None:
+            return None
+        self._history.restore(entry.snapshot)
+        for item in entry.appended:
+            self._history.append(item, defer_count=True)
+        self._transcript.mark_undone(entry.item_id)
+        self._compactor.compacted_version = None
+        self._compactor.post_compaction_usage = None
+        return entry.item_id
 
     def _undo_compaction(self) -> None:
-        if self._undo is None:
-            self._emit(p.Error(message=self._undo_refusal, kind="invalid_op"))
+        refusal = self._compactor.undo.refusal
+        item_id = self._restore_before_compaction()
+        if item_id is None:
+            self._emit(p.Error(message=refusal, kind="invalid_op"))
             return
-        item_id, snapshot = self._undo
-        self._history.restore(snapshot)
-        self._transcript.mark_undone(item_id)
-        self._undo = None
-        self._compacted_version = None
-        self._undo_refusal = _UNDO_ALREADY
         self._record("compaction_undone", {"item_id": item_id})
         if self._writer is not None:
             self._writer.sync()
@@ -1039,23 +937,8 @@ class Session:
 
 # ==================================================================== helpers
 
-_UNDO_AFTER_TURN = "Cannot undo the compaction: a new turn has started since."
-_UNDO_ALREADY = "Nothing to undo: the last compaction was already undone."
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:
-    if not context:
-        return items
-    result = list(items)
-    for index in range(len(result) - 1, -1, -1):
-        if is_message(result[index], "user"):
-            result[index:index] = context
-            return result
-    return context + result
 
 
 def _title_from(first_user_text: str | None) -> str:
@@ -1066,22 +949,12 @@ def _title_from(first_user_text: str | None) -> str:
 
 
 def _marker_from(payload: dict[str, Any]) -> dict[str, Any]:
-    keys = (
-        "item_id",
-        "turn_id",
-        "trigger",
-        "strategy",
-        "tokens_before",
-        "tokens_after",
-        "duration_ms",
-        "summary",
-        "kept_user_messages",
-        "kept_truncated",
-        "trimmed_items",
-        "focus",
-        "style",
-    )
-    return {key: payload.get(key) for key in keys}
+    """The transcript's compaction marker from a ``compacted`` rollout record."""
+    return {
+        key: value
+        for key, value in payload.items()
+        if key not in ("message", "replacement_history", "undoable")
+    }
 
 
 def _describe(error: ProviderError) -> str:

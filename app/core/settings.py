@@ -65,6 +65,7 @@ class AppSettings(BaseModel):
     auto_compact_percent: int = MAX_AUTO_COMPACT_PERCENT
     remote_compaction: bool = False
     remote_fallback_to_local: bool = True
+    prune_tool_outputs: bool = True
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
     compact_prompt: str = ""  # empty: the default prompt
@@ -246,6 +247,7 @@ def build_core_config(
         "auto_compact": settings.auto_compact,
         "remote_compaction": settings.remote_compaction,
         "remote_fallback_to_local": settings.remote_fallback_to_local,
+        "prune_tool_outputs": settings.prune_tool_outputs,
         "summary_style": settings.summary_style,
         "compaction_model": settings.compaction_model or None,
         "compact_prompt": settings.compact_prompt or None,

@@ -9,8 +9,9 @@ a resumed session without knowing the rollout format:
   "style", "undone": bool}``
 - ``{"kind": "error" | "warning" | "background", "message": str}``
 
-``entries()`` adds ``in_context``: False for everything above the latest compaction that was
-not undone (those rows are no longer what the model sees).
+``entries()`` adds ``in_context``: True for what the model still sees (everything below the
+latest compaction that was not undone, and user messages above it that the history still
+holds verbatim); False for the rest and for messages marked ``not_sent``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,18 @@ class Transcript:
     def add_note(self, kind: str, message: str) -> None:
         self._entries.append({"kind": kind, "message": message})
 
+    def mark_not_sent(self, turn_id: str) -> None:
+        """The user's message of ``turn_id`` was taken out of the model's view."""
+        for entry in reversed(self._entries):
+            item = entry.get("item")
+            if (
+                entry["kind"] == "item"
+                and entry.get("turn_id") == turn_id
+                and is_message(item or {}, "user")
+                and not is_injected_context(item or {})
+            ):
+                entry["not_sent"] = True
+
     def mark_undone(self, item_id: str) -> None:
         for entry in reversed(self._entries):
             if entry["kind"] == "compaction" and entry.get("item_id") == item_id:
@@ -60,10 +73,27 @@ class Transcript:
                 return index
         return -1
 
-    def entries(self) -> list[Entry]:
-        """A copy of every entry with ``in_context`` added. The copy is one level deep: items
+    def entries(self, in_view: frozenset[str] = frozenset()) -> list[Entry]:
+        """A copy of every entry with ``in_context`` added (``in_view``: the texts of the user
+        messages the history holds now). The copy is one level deep: items
         inside are shared and must be treated as read-only (the core never mutates them)."""
         boundary = self.latest_compaction_index()
         return [
-            {**entry, "in_context": index > boundary} for index, entry in enumerate(self._entries)
+            {**entry, "in_context": self._in_context(index, entry, boundary, in_view)}
+            for index, entry in enumerate(self._entries)
         ]
+
+    @staticmethod
+    def _in_context(index: int, entry: Entry, boundary: int, in_view: frozenset[str]) -> bool:
+        if entry.get("not_sent"):
+            return False
+        if index > boundary:
+            return True
+        # Above the latest compaction, a user message it kept verbatim (or left out and put
+        # back after the summary) is still what the model sees.
+        item = entry.get("item")
+        return (
+            entry["kind"] == "item"
+            and is_message(item or {}, "user")
+            and message_text(item or {}) in in_view
+        )

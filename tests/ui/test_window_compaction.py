@@ -151,7 +151,8 @@ def test_automatic_compaction_shows_the_indicator_and_marker_without_a_click(
     marker = window.transcript.compaction_rows()[0]
     assert marker.state == "done"
     assert "automatic" in marker.title_label.text()
-    assert not marker.undo_button.isVisibleTo(marker.widget)  # automatic ones cannot be undone
+    # Automatic ones can be undone too, until the next turn starts.
+    assert marker.undo_button.isVisibleTo(marker.widget)
     # The new question comes after the marker and stays in context; the answer streams below.
     rows = window.transcript.rows
     user_row = window.transcript.message_rows("user")[-1]

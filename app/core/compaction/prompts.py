@@ -19,11 +19,17 @@ def summary_prefix() -> str:
     return read_text("prompts", "summary_prefix.md").strip()
 
 
-def build_prompt(custom: str | None, style: str, focus: str | None) -> str:
-    """The configured prompt if set, else the style's default, then the optional focus."""
+def build_prompt(
+    custom: str | None, style: str, focus: str | None, words: int | None = None
+) -> str:
+    """The configured prompt if set, else the style's default, then the optional focus, then
+    the length the summary must keep to (``words``), when the window sets one: a model that
+    knows its limit finishes its summary instead of being cut off by it."""
     prompt = custom.strip() if custom and custom.strip() else default_prompt(style)
     if focus and focus.strip():
         prompt += f"\n\nAdditional focus: {focus.strip()}"
+    if words is not None:
+        prompt += f"\n\nKeep the summary under {words} words: it must fit a small context window."
     return prompt
 
 

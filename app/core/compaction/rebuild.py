@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..items import Item, is_injected_context, is_message, message_text, user_message
-from ..tokens import approx_tokens, truncate_middle
+from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
+from .budget import KEPT_USER_MESSAGE_CEILING
+from .fit import MIN_SHORTENED_TOKENS, truncate_text
 from .prompts import is_summary_message, summary_text
 
-# Codex's budget for user messages carried over verbatim.
-KEPT_USER_MESSAGE_TOKENS = 20_000
+# Codex's budget for user messages carried over verbatim (the ceiling on large windows).
+KEPT_USER_MESSAGE_TOKENS = KEPT_USER_MESSAGE_CEILING
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,7 @@ class RebuiltHistory:
     items: list[Item]
     kept_user_messages: int
     kept_truncated: bool
+    shrunk: Shrunk = field(default_factory=lambda: Shrunk())
 
 
 def real_user_messages(history: list[Item]) -> list[str]:
@@ -31,7 +35,9 @@ def real_user_messages(history: list[Item]) -> list[str]:
 
 
 def select_kept_messages(
-    messages: list[str], budget: int = KEPT_USER_MESSAGE_TOKENS
+    messages: list[str],
+    budget: int = KEPT_USER_MESSAGE_TOKENS,
+    count: Callable[[str], int] = approx_tokens,
 ) -> tuple[list[str], bool]:
     """Newest first within ``budget`` tokens; the first that does not fit is middle-truncated
     to what remains and the walk stops. Returned in chronological order."""
@@ -41,17 +47,75 @@ def select_kept_messages(
     for text in reversed(messages):
         if remaining <= 0:
             break
-        cost = approx_tokens(text)
+        cost = count(text)
         if cost <= remaining:
             kept.append(text)
             remaining -= cost
             continue
-        shortened, _ = truncate_middle(text, remaining)
-        kept.append(shortened)
-        truncated = True
+        if remaining >= MIN_SHORTENED_TOKENS or not kept:
+            kept.append(truncate_text(text, remaining, count))
+            truncated = True
         break
     kept.reverse()
     return kept, truncated
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """What checking the rebuilt history against the target cut (item 4 of the guarantee)."""
+
+    dropped_messages: int = 0
+    truncated_messages: int = 0
+    summary_truncated: bool = False
+
+    @property
+    def any(self) -> bool:
+        return bool(self.dropped_messages or self.truncated_messages or self.summary_truncated)
+
+
+def assemble(kept: list[str], summary_message: str, initial_context: list[Item]) -> list[Item]:
+    """Kept user messages, the initial context just before the last of them (so the summary
+    stays last, as Codex 0.169.0 sends it for every compaction), then the summary message."""
+    items: list[Item] = [user_message(text) for text in kept]
+    if initial_context:
+        position = len(items) - 1 if items else 0
+        items[position:position] = list(initial_context)
+    items.append(user_message(summary_message))
+    return items
+
+
+def shrink_to_room(
+    kept: list[str],
+    summary_message: str,
+    context_tokens: int,
+    room: int,
+    count: Callable[[str], int],
+) -> tuple[list[str], str, Shrunk]:
+    """Fit kept messages + summary (+ ``context_tokens`` of context blocks) into ``room``:
+    fewer kept messages (oldest first), then the last kept message middle-truncated, then the
+    summary middle-truncated. Returns what is left and what was cut."""
+    kept = list(kept)
+    costs = [count(text) + ITEM_OVERHEAD_TOKENS for text in kept]
+    summary_cost = count(summary_message) + ITEM_OVERHEAD_TOKENS
+    total = sum(costs) + summary_cost + context_tokens
+    dropped = truncated = 0
+    summary_cut = False
+    while total > room and len(kept) > 1:
+        total -= costs.pop(0)
+        kept.pop(0)
+        dropped += 1
+    if total > room and kept:
+        allowed = costs[0] - ITEM_OVERHEAD_TOKENS - (total - room)
+        total -= costs.pop(0)
+        # The user's last words stay, at least as a head and tail around the marker.
+        kept[0] = truncate_text(kept[0], max(MIN_SHORTENED_TOKENS, allowed), count)
+        total += count(kept[0]) + ITEM_OVERHEAD_TOKENS
+        truncated += 1
+    if total > room:
+        allowed = max(MIN_SHORTENED_TOKENS, summary_cost - ITEM_OVERHEAD_TOKENS - (total - room))
+        summary_message = truncate_text(summary_message, allowed, count)
+        summary_cut = True
+    return kept, summary_message, Shrunk(dropped, truncated, summary_cut)
 
 
 def build_compacted_history(
@@ -60,19 +124,26 @@ def build_compacted_history(
     *,
     initial_context: list[Item] | None = None,
     budget: int = KEPT_USER_MESSAGE_TOKENS,
+    room: int | None = None,
+    count: Callable[[str], int] = approx_tokens,
 ) -> RebuiltHistory:
-    """Kept user messages + the summary message (a user message, last).
-
-    ``initial_context`` is given for mid-turn compaction only: it goes just before the last
-    kept user message, so the summary stays last (spec section 3, step 7).
+    """Kept user messages + the summary message (a user message, last), the initial context
+    just before the last kept message. With ``room`` (tokens the whole rebuilt history may
+    take), the result is checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
     """
-    kept, truncated = select_kept_messages(real_user_messages(history), budget)
-    items: list[Item] = [user_message(text) for text in kept]
-    if initial_context:
-        position = len(items) - 1 if items else 0
-        items[position:position] = list(initial_context)
-    items.append(user_message(summary_text(summary)))
-    return RebuiltHistory(items=items, kept_user_messages=len(kept), kept_truncated=truncated)
+    kept, truncated = select_kept_messages(real_user_messages(history), budget, count)
+    message = summary_text(summary)
+    context = list(initial_context or [])
+    shrunk = Shrunk()
+    if room is not None:
+        context_tokens = sum(count(message_text(i)) + ITEM_OVERHEAD_TOKENS for i in context)
+        kept, message, shrunk = shrink_to_room(kept, message, context_tokens, room, count)
+    return RebuiltHistory(
+        items=assemble(kept, message, context),
+        kept_user_messages=len(kept),
+        kept_truncated=truncated or shrunk.truncated_messages > 0,
+        shrunk=shrunk,
+    )
 
 
 def filter_remote_output(output: list[Item]) -> list[Item]:

@@ -1,0 +1,141 @@
+"""Making a list of items fit a number of tokens: drop the oldest, then shorten the largest.
+
+Used twice: to fit a compaction request into the window beside the summary's budget, and to fit
+the rebuilt history into the target. Calls leave with their outputs (a call without its output,
+or an output without its call, is refused by the API), and a protected item (the earlier
+summary) leaves last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..items import Item, item_text_for_count, item_type, message_text
+from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens, truncate_middle
+
+# Shortening an item below this many tokens leaves nothing worth reading: drop it instead.
+MIN_SHORTENED_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class Fitted:
+    items: list[Item]
+    counts: list[int]
+    dropped: int
+    truncated: int
+
+
+def truncate_text(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """``text`` middle-truncated (Codex's marker) until ``count`` says it holds ``max_tokens``.
+
+    The cut is made in bytes (4 a token, the spec's rule); text that tokenises denser than that
+    (CJK, digits) is cut again, proportionally, until the real count fits."""
+    limit = max_tokens
+    result, _ = truncate_middle(text, limit)
+    for _ in range(8):
+        tokens = count(result)
+        if tokens <= max_tokens or limit <= 0:
+            break
+        limit = max(0, int(limit * max_tokens / tokens) - 1)
+        result, _ = truncate_middle(text, limit)
+    return result
+
+
+def shorten_item(item: Item, max_tokens: int, count: Callable[[str], int]) -> Item | None:
+    """A copy of ``item`` with its text middle-truncated to about ``max_tokens``; None for items
+    whose content cannot be cut (encrypted reasoning, compaction items, calls)."""
+    kind = item_type(item)
+    if kind == "message":
+        text = truncate_text(message_text(item), max_tokens, count)
+        part_type = "output_text" if item.get("role") == "assistant" else "input_text"
+        part: dict[str, object] = {"type": part_type, "text": text}
+        if part_type == "output_text":
+            part["annotations"] = []
+        return {**item, "content": [part]}
+    if kind == "function_call_output":
+        output = item.get("output", "")
+        text = output if isinstance(output, str) else str(output)
+        return {**item, "output": truncate_text(text, max_tokens, count)}
+    return None
+
+
+def fit_items(
+    items: list[Item],
+    counts: list[int],
+    room: int,
+    *,
+    protect: Callable[[Item], bool],
+    count: Callable[[str], int] = approx_tokens,
+    count_item: Callable[[Item], int] | None = None,
+) -> Fitted:
+    """``items`` reduced to at most ``room`` tokens: oldest unprotected items first (calls with
+    their outputs), then the largest remaining items middle-truncated. The newest item is
+    shortened rather than dropped, so what the user said last always reaches the model."""
+    items = list(items)
+    counts = list(counts)
+    total = sum(counts)
+    dropped = truncated = 0
+    while total > room:
+        index = next(
+            (i for i in range(len(items) - 1) if not protect(items[i])),
+            None,
+        )
+        if index is None:
+            break
+        for gone in sorted(_with_partner(items, index), reverse=True):
+            total -= counts[gone]
+            del items[gone]
+            del counts[gone]
+            dropped += 1
+    # Leading outputs whose calls were dropped would be refused by the API.
+    while items and item_type(items[0]) == "function_call_output":
+        total -= counts.pop(0)
+        items.pop(0)
+        dropped += 1
+    while total > room and items:
+        # The largest unprotected item first; a protected one only when nothing else is left.
+        open_items = [i for i in range(len(items)) if not protect(items[i])]
+        largest = max(open_items or range(len(items)), key=lambda i: counts[i])
+        allowed = max(MIN_SHORTENED_TOKENS, counts[largest] - (total - room))
+        shortened = shorten_item(items[largest], allowed, count)
+        if shortened is None or (allowed == MIN_SHORTENED_TOKENS and largest < len(items) - 1):
+            # Cannot be cut (or only to nothing): leave it out, unless it is all that is left.
+            if len(items) == 1 or protect(items[largest]):
+                break
+            for gone in sorted(_with_partner(items, largest), reverse=True):
+                total -= counts[gone]
+                del items[gone]
+                del counts[gone]
+                dropped += 1
+            continue
+        new_count = count_item(shortened) if count_item else _count(shortened, count)
+        if new_count >= counts[largest]:
+            break  # already as short as it gets
+        total += new_count - counts[largest]
+        items[largest] = shortened
+        counts[largest] = new_count
+        truncated += 1
+    return Fitted(items=items, counts=counts, dropped=dropped, truncated=truncated)
+
+
+def _count(item: Item, count: Callable[[str], int]) -> int:
+    return count(item_text_for_count(item)) + ITEM_OVERHEAD_TOKENS
+
+
+def _with_partner(items: list[Item], index: int) -> list[int]:
+    """``index`` and the index of the call or output paired with it, if any."""
+    item = items[index]
+    kind = item_type(item)
+    if kind not in ("function_call", "function_call_output"):
+        return [index]
+    partner_kind = "function_call_output" if kind == "function_call" else "function_call"
+    call_id = item.get("call_id")
+    for other, candidate in enumerate(items):
+        if (
+            other != index
+            and item_type(candidate) == partner_kind
+            and candidate.get("call_id") == call_id
+        ):
+            return [index, other]
+    return [index]

@@ -1,0 +1,228 @@
+"""The local path: the model writes the summary (spec section 3, steps 2-5), with room for it.
+
+Codex sends the history plus the prompt and, on a context-window error, drops the oldest item
+and tries again until the *prompt* fits: on a small window the answer then has no room and the
+summary comes back cut at a few tokens. Coco fits the request first so that the prompt **plus
+the summary's budget** fits the window, passes that budget as the output limit, and does not
+accept a fragment as a summary: one retry with more room, then the caller keeps what the last
+summary said.
+
+Nothing here touches the session: it works on a copy of the history and reports through
+callbacks, so a cancelled or failed compaction leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..items import Item, item_type, last_assistant_text, user_message
+from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
+from ..sampling import RetryNotice, sample
+from .budget import CompactionBudget, is_fragment, request_room
+from .fit import fit_items
+from .prompts import is_summary_message
+
+COMPACTION_HEADERS = {"x-coco-request-kind": "compaction"}
+# A request that still overflowed after fitting is refitted into this share of its room: the
+# server's tokenizer counted more than Coco's.
+OVERFLOW_REFIT_SHARE = 0.75
+MAX_REFITS = 4
+
+
+class ContextTooLarge(Exception):
+    """Nothing is left to trim: not even the prompt fits the model's window."""
+
+
+class Counter(Protocol):
+    def count(self, text: str) -> int: ...
+
+    def count_item(self, item: Item) -> int: ...
+
+
+@dataclass(frozen=True)
+class LocalSummary:
+    summary: str
+    usage: Usage | None
+    trimmed: int  # items left out of the request so it fits (with their paired outputs)
+    truncated: int  # items shortened in the request copy so it fits
+    cut_short: bool  # still a fragment after the retry with more room
+    output_limit: int | None  # the limit the accepted attempt ran with
+
+
+def drop_oldest(items: list[Item]) -> int:
+    """Remove the oldest item (with the output paired to a call); returns how many went."""
+    first = items.pop(0)
+    removed = 1
+    if item_type(first) == "function_call":
+        call_id = first.get("call_id")
+        for index, item in enumerate(items):
+            if item_type(item) == "function_call_output" and item.get("call_id") == call_id:
+                del items[index]
+                removed += 1
+                break
+    return removed
+
+
+async def summarise_locally(
+    provider: ModelProvider,
+    *,
+    model: str,
+    instructions: str,
+    history: list[Item],
+    item_tokens: list[int],
+    prompt: str,
+    prompt_cache_key: str,
+    budget: CompactionBudget,
+    counter: Counter,
+    reasoning: bool,
+    max_retries: int,
+    base_delay: float,
+    on_retry: RetryNotice,
+    on_trim: Callable[[int], None],
+    on_delta: Callable[[str, str], None] | None = None,
+) -> LocalSummary:
+    """Summarise ``history`` (with ``item_tokens``, its per-item counts) within ``budget``."""
+    output_limit = budget.summary
+    prompt_cost = counter.count(prompt) + counter.count(instructions) + 8
+    best: LocalSummary | None = None
+    for attempt in range(2):  # the second attempt gets more room for the answer
+        result = await _summarise_once(
+            provider,
+            model=model,
+            instructions=instructions,
+            history=history,
+            item_tokens=item_tokens,
+            prompt=prompt,
+            prompt_cost=prompt_cost,
+            prompt_cache_key=prompt_cache_key,
+            budget=budget,
+            counter=counter,
+            output_limit=output_limit,
+            reasoning=reasoning,
+            max_retries=max_retries,
+            base_delay=base_delay,
+            on_retry=on_retry,
+            on_trim=on_trim,
+            on_delta=on_delta,
+        )
+        if not result.cut_short:
+            return result
+        if best is None or counter.count(result.summary) > counter.count(best.summary):
+            best = result
+        if attempt == 0 and output_limit is not None:
+            output_limit = _more_room(budget, output_limit, prompt_cost)
+    assert best is not None
+    return best
+
+
+def _more_room(budget: CompactionBudget, output_limit: int, prompt_cost: int) -> int:
+    """The retry's output limit: twice the first, as far as the window allows."""
+    room = request_room(budget, 0)
+    if room is None:
+        return output_limit * 2
+    return max(output_limit, min(output_limit * 2, room - prompt_cost))
+
+
+async def _summarise_once(
+    provider: ModelProvider,
+    *,
+    model: str,
+    instructions: str,
+    history: list[Item],
+    item_tokens: list[int],
+    prompt: str,
+    prompt_cost: int,
+    prompt_cache_key: str,
+    budget: CompactionBudget,
+    counter: Counter,
+    output_limit: int | None,
+    reasoning: bool,
+    max_retries: int,
+    base_delay: float,
+    on_retry: RetryNotice,
+    on_trim: Callable[[int], None],
+    on_delta: Callable[[str, str], None] | None,
+) -> LocalSummary:
+    # Reasoning models spend part of the output limit thinking: give them that much again.
+    wire_limit = output_limit * 2 if (output_limit is not None and reasoning) else output_limit
+    room = request_room(budget, wire_limit)
+    items = list(history)
+    trimmed = truncated = 0
+    refits = 0
+    if room is not None:
+        fitted = fit_items(
+            items,
+            item_tokens,
+            max(0, room - prompt_cost),
+            protect=_protected,
+            count=counter.count,
+            count_item=counter.count_item,
+        )
+        items, trimmed, truncated = fitted.items, fitted.dropped, fitted.truncated
+        if trimmed or truncated:
+            on_trim(trimmed + truncated)
+    while True:
+        request = ModelRequest(
+            model=model,
+            instructions=instructions,
+            input=[*items, user_message(prompt)],
+            tools=[],
+            prompt_cache_key=prompt_cache_key,
+            max_output_tokens=wire_limit,
+        )
+        try:
+            attempt = await sample(
+                provider,
+                request,
+                max_retries=max_retries,
+                base_delay=base_delay,
+                on_retry=on_retry,
+                on_delta=on_delta,
+                extra_headers=COMPACTION_HEADERS,
+            )
+        except ProviderError as error:
+            if error.category != "context_overflow":
+                raise
+            if room is None:
+                # Unknown window: Codex's rule, drop the oldest item and try again.
+                if len(items) <= 1:
+                    raise ContextTooLarge(error.message) from error
+                trimmed += drop_oldest(items)
+                on_trim(trimmed)
+                continue
+            refits += 1
+            if refits > MAX_REFITS or not items:
+                raise ContextTooLarge(error.message) from error
+            room = int(room * OVERFLOW_REFIT_SHARE)
+            counts = [counter.count_item(item) for item in items]
+            fitted = fit_items(
+                items,
+                counts,
+                max(0, room - prompt_cost),
+                protect=_protected,
+                count=counter.count,
+                count_item=counter.count_item,
+            )
+            items = fitted.items
+            trimmed += fitted.dropped
+            truncated += fitted.truncated
+            on_trim(trimmed + truncated)
+            continue
+        summary = (last_assistant_text(attempt.items) or "").strip()
+        tokens = counter.count(summary) if summary else 0
+        cut = is_fragment(tokens, output_limit, attempt.stop_reason == "length")
+        return LocalSummary(
+            summary=summary,
+            usage=attempt.usage,
+            trimmed=trimmed,
+            truncated=truncated,
+            cut_short=cut,
+            output_limit=output_limit,
+        )
+
+
+def _protected(item: Item) -> bool:
+    """The earlier summary carries everything before it: the last thing to leave the request."""
+    return is_summary_message(item)

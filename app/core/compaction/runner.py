@@ -1,0 +1,559 @@
+"""Running one compaction: choose the path, run it, check the result, apply it.
+
+The paths (``prune``, ``remote``, ``local``) are pure steps on a copy of the history; this module
+decides which one runs, measures what it produced against the target (``budget``), and applies it
+to history, transcript and rollout in one synchronous step at the very end, so a cancel or a
+failure leaves everything exactly as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .. import protocol as p
+from ..config import CoreConfig
+from ..history import ContextHistory
+from ..items import Item, is_compaction_item, is_message, message_text, new_id
+from ..providers.base import ModelProvider, ProviderError, Usage
+from ..sampling import RetryNotice
+from ..tokens import TokenCounter, approx_tokens
+from ..transcript import Transcript
+from .budget import CompactionBudget, compaction_budget
+from .fit import fit_items
+from .local import ContextTooLarge, summarise_locally
+from .policy import auto_compact_limit, context_window
+from .prompts import build_prompt, is_summary_message, summary_prefix, summary_text
+from .prune import prune_tool_outputs
+from .rebuild import build_compacted_history, filter_remote_output
+from .remote import compact_remotely
+from .undo import UndoState
+
+LOCAL_COMPACTION_WARNING = (
+    "Heads up: long conversations and repeated compactions make the model less accurate. "
+    "Start a new conversation when you can."
+)
+# A compaction that frees less than this share of the context is reported as a warning.
+LITTLE_FREED_SHARE = 0.2
+
+@dataclass
+class _Result:
+    """What a path produced, before it is checked and applied."""
+
+    strategy: p.Strategy
+    items: list[Item]
+    summary: str = ""
+    usage: Usage | None = None
+    kept: int = 0
+    kept_truncated: bool = False
+    trimmed: int = 0
+    cut_short: bool = False
+    kept_previous_summary: bool = False
+    pruned_outputs: int = 0
+    shrunk: dict[str, Any] | None = None
+
+
+class Compactor:
+    """The compaction side of a session: runs compactions, holds the undo state and the loop
+    guard's memory (where the last compaction left the history)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        history: ContextHistory,
+        transcript: Transcript,
+        counter: TokenCounter,
+        config: Callable[[], CoreConfig],
+        provider: Callable[[], ModelProvider],
+        tool_specs: Callable[[], list[dict[str, Any]]],
+        initial_context: Callable[[], list[Item]],
+        emit: Callable[[Any], None],
+        record: Callable[[str, dict[str, Any]], None],
+        note: Callable[[Literal["error", "warning", "background"], str], None],
+        usage_reset: Callable[[], None],
+        emit_usage: Callable[[], None],
+        retry_notice: Callable[[str], RetryNotice],
+    ) -> None:
+        self._session_id = session_id
+        self._history = history
+        self._transcript = transcript
+        self._counter = counter
+        self._config = config
+        self._provider = provider
+        self._tool_specs = tool_specs
+        self._initial_context = initial_context
+        self._emit = emit
+        self._record = record
+        self._note = note
+        self._usage_reset = usage_reset
+        self._emit_usage = emit_usage
+        self._retry_notice = retry_notice
+        self.undo = UndoState()
+        # "Never compact twice on the same history": the history version right after one.
+        self.compacted_version: int | None = None
+        # Where the last compaction left the usage: the loop guard measures growth from it.
+        self.post_compaction_usage: int | None = None
+        self.warned = False  # the "long conversations" warning is said once a session
+        # Base URLs whose server answered 404 to /responses/compact: later compactions go local.
+        self.no_remote: set[str] = set()
+
+    # ------------------------------------------------------------------ figures
+
+    def window(self, model: str | None = None) -> int | None:
+        return context_window(self._config(), model)
+
+    def limit(self, model: str | None = None) -> int | None:
+        return auto_compact_limit(self._config(), model)
+
+    def budget(self, incoming: int = 0) -> CompactionBudget:
+        return compaction_budget(
+            self.window(), self.limit(), self._history.fixed_tokens, incoming=incoming
+        )
+
+    @property
+    def unchanged_since_compaction(self) -> bool:
+        return self._history.version == self.compacted_version
+
+    def remote_available(self) -> bool:
+        config = self._config()
+        return (
+            config.remote_compaction
+            and config.wire_api == "responses"
+            and self._provider().supports_remote_compaction
+            and config.base_url not in self.no_remote
+        )
+
+    # ------------------------------------------------------------------ running
+
+    async def run(
+        self,
+        turn_id: str,
+        trigger: p.Trigger,
+        *,
+        focus: str | None = None,
+        model: str | None = None,
+        force: bool = False,
+        held_out: int = 0,
+    ) -> bool:
+        """Run one compaction inside ``turn_id``; True when the history was replaced.
+
+        ``held_out``: how many items at the end of the history (the turn's new user message) stay
+        out of the compaction and come back after it, last (the pre-turn shape for an overflow
+        on a turn's first request). Otherwise the summary is last (the mid-turn shape, which
+        Codex 0.169.0 uses for every compaction), the initial context just before the last
+        kept user message.
+        """
+        if not force and self.unchanged_since_compaction:
+            return False
+        item_id = new_id("cmp")
+        self._emit(
+            p.ItemStarted(
+                turn_id=turn_id,
+                item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": trigger}),
+            )
+        )
+        started = time.monotonic()
+        tokens_before = self._history.usage()
+        before = self._history.snapshot()
+        everything = list(self._history.raw_items())  # shallow: items are immutable
+        all_counts = self._history.item_tokens()
+        cut = len(everything) - held_out
+        history, counts, tail = everything[:cut], all_counts[:cut], everything[cut:]
+        incoming = sum(all_counts[cut:])
+        budget = self.budget(incoming)
+        try:
+            result = await self._run_path(
+                turn_id, trigger, history, counts, budget, focus=focus, model=model
+            )
+        except ContextTooLarge:
+            self._fail(
+                turn_id,
+                "Could not compact: not even the compaction prompt fits the model's context "
+                "window. Check the context window in Settings, or start a new conversation.",
+                "context_overflow",
+            )
+            return False
+        except ProviderError as error:
+            prefix = "remote" if error.code == "remote_only" else "local"
+            self._fail(turn_id, f"Error running {prefix} compact task: {error.message}", "compaction")
+            return False
+        if result is None:
+            return False
+        new_items = [*result.items, *tail]
+        # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
+        self._apply(
+            turn_id,
+            item_id,
+            trigger,
+            result,
+            new_items,
+            before=before,
+            tokens_before=tokens_before,
+            started=started,
+            focus=focus,
+            budget=budget,
+        )
+        return True
+
+    async def _run_path(
+        self,
+        turn_id: str,
+        trigger: p.Trigger,
+        history: list[Item],
+        counts: list[int],
+        budget: CompactionBudget,
+        *,
+        focus: str | None,
+        model: str | None,
+    ) -> _Result | None:
+        config = self._config()
+        context = self._initial_context()
+        if trigger != "manual" and config.prune_tool_outputs:
+            pruned = self._prune(history, counts, budget)
+            if pruned is not None:
+                self._emit(
+                    p.CompactionProgress(
+                        turn_id=turn_id, stage="prune", message="Removing old tool outputs…"
+                    )
+                )
+                return pruned
+        remote_failure: ProviderError | None = None
+        if self.remote_available():
+            if focus and focus.strip():
+                self._emit(
+                    p.Background(
+                        turn_id=turn_id,
+                        message=(
+                            "A focus cannot be given to remote compaction: compacting locally "
+                            "so the summary follows it."
+                        ),
+                    )
+                )
+            else:
+                try:
+                    return await self._remote(turn_id, history, budget, context)
+                except ProviderError as error:
+                    if error.category == "not_found":
+                        self.no_remote.add(config.base_url)
+                    if not config.remote_fallback_to_local:
+                        raise ProviderError(
+                            error.category, error.message, code="remote_only"
+                        ) from error
+                    remote_failure = error
+                    self._emit(
+                        p.Background(
+                            turn_id=turn_id,
+                            message=(
+                                f"Remote compaction failed ({error.message}); "
+                                "compacting locally instead."
+                            ),
+                        )
+                    )
+        result = await self._local(turn_id, history, counts, budget, context, focus, model)
+        if remote_failure is not None:
+            result.strategy = "remote_then_local"
+        return result
+
+    def _prune(
+        self, history: list[Item], counts: list[int], budget: CompactionBudget
+    ) -> _Result | None:
+        if budget.history_room is None:
+            return None
+        found = prune_tool_outputs(history, counts, count_item=self._counter.count_item)
+        if found is None:
+            return None
+        pruned, new_counts = found
+        if sum(new_counts) > budget.history_room:
+            return None  # not enough on its own: the model summarises instead
+        return _Result(strategy="prune", items=pruned.items, pruned_outputs=pruned.outputs)
+
+    async def _remote(
+        self,
+        turn_id: str,
+        history: list[Item],
+        budget: CompactionBudget,
+        context: list[Item],
+    ) -> _Result:
+        config = self._config()
+        self._emit(
+            p.CompactionProgress(turn_id=turn_id, stage="remote", message="Compacting remotely…")
+        )
+        output, usage = await compact_remotely(
+            self._provider(),
+            model=config.model,
+            instructions=config.instructions,
+            history=history,
+            tools=self._tool_specs(),
+            prompt_cache_key=self._session_id,
+            reasoning_effort=config.reasoning_effort,
+            context_window=budget.window,
+            max_retries=config.max_retries,
+            base_delay=config.retry_base_delay,
+            on_retry=self._remote_retry_notice(turn_id),
+        )
+        items = _insert_before_last_user(filter_remote_output(output), context)
+        shrunk = None
+        room = budget.history_room
+        if room is not None:
+            counts = [self._counter.count_item(item) for item in items]
+            fitted = fit_items(
+                items,
+                counts,
+                room,
+                protect=lambda item: is_compaction_item(item) or item in context,
+                count=self._counter.count,
+                count_item=self._counter.count_item,
+            )
+            if fitted.dropped or fitted.truncated:
+                shrunk = {"dropped_messages": fitted.dropped, "truncated_messages": fitted.truncated}
+            items = fitted.items
+        return _Result(
+            strategy="remote",
+            items=items,
+            usage=usage,
+            kept=sum(1 for item in items if is_message(item, "user") and item not in context),
+            shrunk=shrunk,
+        )
+
+    async def _local(
+        self,
+        turn_id: str,
+        history: list[Item],
+        counts: list[int],
+        budget: CompactionBudget,
+        context: list[Item],
+        focus: str | None,
+        model: str | None,
+    ) -> _Result:
+        config = self._config()
+        self._emit(
+            p.CompactionProgress(turn_id=turn_id, stage="local", message="Summarising locally…")
+        )
+        local = await summarise_locally(
+            self._provider(),
+            model=model or config.compaction_model or config.model,
+            instructions=config.instructions,
+            history=history,
+            item_tokens=counts,
+            prompt=build_prompt(
+                config.compact_prompt, config.summary_style, focus, words=_words(budget.summary)
+            ),
+            prompt_cache_key=self._session_id,
+            budget=budget,
+            counter=self._counter,
+            reasoning=config.is_reasoning_model,
+            max_retries=config.max_retries,
+            base_delay=config.retry_base_delay,
+            on_retry=self._retry_notice(turn_id),
+            on_trim=lambda n: self._emit(
+                p.CompactionProgress(
+                    turn_id=turn_id,
+                    stage="trimming",
+                    message=f"Making room for the summary (left out {n} older item"
+                    f"{'s' if n != 1 else ''})…",
+                    trimmed=n,
+                )
+            ),
+        )
+        summary = local.summary
+        kept_previous = False
+        if local.cut_short:
+            previous = _previous_summary(history)
+            if previous is not None:
+                # Never replace a usable summary with a fragment: keep the earlier one.
+                kept_previous = True
+                summary = previous if not summary else f"{previous}\n\n{summary}"
+        # With no window to size from, Codex's rule: its 20 000 tokens of bytes / 4.
+        count = self._counter.count if budget.target is not None else approx_tokens
+        context_tokens = sum(self._counter.count_item(item) for item in context)
+        summary_tokens = count(summary_text(summary))
+        rebuilt = build_compacted_history(
+            history,
+            summary,
+            initial_context=context,
+            budget=budget.kept_budget(summary_tokens, context_tokens),
+            room=budget.history_room,
+            count=count,
+        )
+        shrunk = rebuilt.shrunk
+        return _Result(
+            strategy="local",
+            items=rebuilt.items,
+            summary=summary,
+            usage=local.usage,
+            kept=rebuilt.kept_user_messages,
+            kept_truncated=rebuilt.kept_truncated,
+            trimmed=local.trimmed + local.truncated,
+            cut_short=local.cut_short,
+            kept_previous_summary=kept_previous,
+            shrunk=(
+                {
+                    "dropped_messages": shrunk.dropped_messages,
+                    "truncated_messages": shrunk.truncated_messages,
+                    "summary_truncated": shrunk.summary_truncated,
+                }
+                if shrunk.any
+                else None
+            ),
+        )
+
+    # ------------------------------------------------------------------ applying
+
+    def _apply(
+        self,
+        turn_id: str,
+        item_id: str,
+        trigger: p.Trigger,
+        result: _Result,
+        new_items: list[Item],
+        *,
+        before: Any,
+        tokens_before: int,
+        started: float,
+        focus: str | None,
+        budget: CompactionBudget,
+    ) -> None:
+        config = self._config()
+        if result.usage is not None:
+            self._emit(
+                p.TokenCount(
+                    total=result.usage.total_tokens,
+                    input=result.usage.input_tokens,
+                    output=result.usage.output_tokens,
+                    cached=result.usage.cached_tokens,
+                    context_window=budget.window,
+                    auto_compact_limit=budget.limit if config.auto_compact else None,
+                    approximate=result.usage.estimated,
+                    source="api",
+                )
+            )
+        if result.trimmed:
+            message = (
+                f"Trimmed {result.trimmed} older item(s) before compacting so the prompt fits the "
+                "model context window."
+            )
+            self._emit(p.Background(turn_id=turn_id, message=message))
+        self._history.replace(new_items)
+        self.compacted_version = self._history.version
+        self._usage_reset()
+        tokens_after = self._history.usage()
+        self.post_compaction_usage = tokens_after
+        freed = tokens_before - tokens_after
+        freed_share = freed / tokens_before if tokens_before > 0 else 0.0
+        shown_summary = result.summary if result.strategy not in ("remote", "prune") else ""
+        marker: dict[str, Any] = {
+            "item_id": item_id,
+            "turn_id": turn_id,
+            "trigger": trigger,
+            "strategy": result.strategy,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+            "summary": shown_summary,
+            "kept_user_messages": result.kept,
+            "kept_truncated": result.kept_truncated,
+            "trimmed_items": result.trimmed,
+            "focus": focus,
+            "style": config.summary_style,
+            "target": budget.target,
+            "freed_share": round(freed_share, 4),
+            "summary_cut_short": result.cut_short,
+            "kept_previous_summary": result.kept_previous_summary,
+            "pruned_outputs": result.pruned_outputs,
+            "shrunk": result.shrunk,
+        }
+        self._record(
+            "compacted",
+            {
+                "message": summary_text(result.summary) if shown_summary else "",
+                "replacement_history": new_items,
+                "undoable": True,
+                **marker,
+            },
+        )
+        self._transcript.add_compaction(marker)
+        self.undo.offer(item_id, before)
+        self._emit_usage()  # after the record: resume restores usage from the token count
+        self._emit(
+            p.ItemCompleted(
+                turn_id=turn_id,
+                item=p.TurnItem(
+                    id=item_id,
+                    kind="context_compaction",
+                    data={"trigger": trigger, "strategy": result.strategy},
+                ),
+            )
+        )
+        self._emit(p.ContextCompacted(**marker, undoable=True))
+        for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
+            self._note(kind, text)
+            self._emit(p.Warning(message=text))
+
+    def _after_notes(
+        self, result: _Result, before: int, after: int, freed_share: float
+    ) -> list[tuple[Literal["warning"], str]]:
+        texts: list[str] = []
+        if result.cut_short and result.kept_previous_summary:
+            texts.append(
+                "The model's summary came back cut short, so the earlier summary was kept "
+                "beside it. Nothing it held was lost."
+            )
+        elif result.cut_short:
+            texts.append(
+                "The model's summary came back cut short; your recent messages were kept "
+                "verbatim. Try /compact again, or a compaction model with a larger window."
+            )
+        if before > 0 and freed_share < LITTLE_FREED_SHARE:
+            texts.append(
+                f"This compaction freed little room ({before:,} → {after:,} tokens, "
+                f"{max(0, round(freed_share * 100))} %). Most of what is left is recent; "
+                "start a new conversation if the model struggles."
+            )
+        if result.strategy not in ("remote", "prune") and not self.warned:
+            self.warned = True
+            texts.append(LOCAL_COMPACTION_WARNING)
+        return [("warning", text) for text in texts]
+
+    def _fail(self, turn_id: str, message: str, kind: p.ErrorKind) -> None:
+        self._note("error", message)
+        self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
+
+    def _remote_retry_notice(self, turn_id: str) -> RetryNotice:
+        def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
+            self._emit(
+                p.CompactionProgress(
+                    turn_id=turn_id,
+                    stage="retrying",
+                    message=f"Retrying remote compaction ({attempt}/{max_attempts})…",
+                )
+            )
+
+        return notice
+
+
+def _words(tokens: int | None) -> int | None:
+    """A token budget in words, for the prompt (about 0.75 words a token in English)."""
+    return None if tokens is None else max(40, int(tokens * 0.7))
+
+
+def _previous_summary(history: list[Item]) -> str | None:
+    """The body of the newest summary message in ``history``."""
+    prefix = summary_prefix() + "\n"
+    for item in reversed(history):
+        if is_summary_message(item):
+            return message_text(item)[len(prefix) :]
+    return None
+
+
+def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:
+    if not context:
+        return items
+    result = list(items)
+    for index in range(len(result) - 1, -1, -1):
+        if is_message(result[index], "user"):
+            result[index:index] = context
+            return result
+    return context + result
