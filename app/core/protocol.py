@@ -185,9 +185,12 @@ class ContextCompacted(_Event):
     summary: str = ""
     style: str = "handoff"
     undoable: bool = True
-    # The most the next request may hold after this compaction (half the auto-compact limit);
-    # None when the window is unknown.
+    # The most instructions, tools and the compacted history may hold (half the auto-compact
+    # limit, less the incoming message); None when the window is unknown.
     target: int | None = None
+    # The user's new message, left out of a pre-turn compaction and put back after it: part of
+    # ``tokens_after``, not of the compacted history.
+    incoming_tokens: int = 0
     freed_share: float = 0.0  # (before - after) / before
     # The model's summary was a fragment even after a retry with more room; with
     # ``kept_previous_summary`` the earlier summary was kept beside it.

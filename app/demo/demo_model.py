@@ -160,9 +160,9 @@ class DemoModel:
             return Reply(function_calls=[tool_call])
         return Reply(text=self._answer(conv, last.text))
 
-    def summarize(self, conv: Conversation, prompt: str) -> str:
-        """The handoff summary a compaction request asks for."""
-        return build_summary(conv, prompt)
+    def summarize(self, conv: Conversation, prompt: str, max_tokens: int | None = None) -> str:
+        """The handoff summary a compaction request asks for, within its output limit."""
+        return build_summary(conv, prompt, max_tokens)
 
     # ------------------------------------------------------------------------------ tools
 

@@ -9,12 +9,13 @@ Every request is recorded for assertions.
 
 from __future__ import annotations
 
+
 import json
 import logging
 import socket
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -378,13 +379,24 @@ class ModelServer:
         compaction = headers.get(COMPACTION_HEADER, "").strip().lower() == "compaction" or (
             not tools and last_is_user and is_compaction_prompt(prompt)
         )
+        limit = _output_limit(body)
         if compaction:
             history = items[:-1] if last_is_user else items
             conv = read_conversation(instructions, history, tools)
-            reply = Reply(text=self._demo.summarize(conv, prompt))
+            reply = Reply(text=self._demo.summarize(conv, prompt, limit))
         else:
             reply = self._demo.respond(read_conversation(instructions, items, tools))
-        _render(ch, endpoint, reply, ex)
+        _render(ch, endpoint, self._within_limits(reply, limit, ex.input_tokens), ex)
+
+    def _within_limits(self, reply: Reply, limit: int | None, input_tokens: int) -> Reply:
+        """As a real server does: the text stops at the output limit, or where the window is
+        full (llama.cpp's behaviour), and the reply then ends as cut short."""
+        room = None if self.context_window is None else max(0, self.context_window - input_tokens)
+        caps = [cap for cap in (limit, room) if cap is not None]
+        if reply.text is None or not caps or estimate_tokens(reply.text) <= min(caps):
+            return reply
+        cut = reply.text.encode("utf-8")[: min(caps) * 4].decode("utf-8", "ignore")
+        return replace(reply, text=cut, status="incomplete")
 
     def _cached_tokens(self, body: Json, instructions: str, items: list[Json]) -> int:
         """Tokens of the prefix this request shares with the previous one on its cache key."""
@@ -404,6 +416,16 @@ class ModelServer:
                 break
             shared += cost
         return 0 if shared < _CACHE_MIN_TOKENS else shared // _CACHE_STEP * _CACHE_STEP
+
+
+def _output_limit(body: Json) -> int | None:
+    """The most the reply may hold, as the request asks: ``max_output_tokens`` (Responses),
+    ``max_completion_tokens`` or ``max_tokens`` (Chat Completions)."""
+    for key in ("max_output_tokens", "max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _render(ch: Channel, endpoint: str, item: ScriptItem, ex: Exchange) -> None:

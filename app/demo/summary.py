@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .conversation import Conversation, Entry
 from .phrasing import first_sentence, is_topical, middle_truncate, plain, sentences, shorten
+from .wire import estimate_tokens
 
 ASKED = "What the user asked"
 ANSWERED = "What was answered and decided"
@@ -31,7 +32,9 @@ CHECKPOINT_HEADINGS = (
 
 _FOCUS = re.compile(r"(?:additional\s+)?focus\s*:\s*(.+)", re.IGNORECASE | re.DOTALL)
 _CONSTRAINT = re.compile(
-    r"\b(must|never|always|don't|do not|only|prefer|should|avoid|without|keep)\b", re.IGNORECASE
+    r"\b(must|never|always|don't|do not|only|prefer|should|avoid|without|keep|constraints?|"
+    r"requirements?|required|limit|at most|at least|no more than)\b",
+    re.IGNORECASE,
 )
 _FILE = re.compile(
     r"(?<![\w/.])((?:[\w.-]+/)*[\w-]*[A-Za-z][\w-]*\.(?:[A-Za-z][A-Za-z0-9]{1,7}|[chr]))\b"
@@ -45,6 +48,8 @@ _RESTATEMENT = re.compile(
     r"^(You said|You wrote|Noted|You asked|Your question|You want to know|Earlier you|"
     r"The key words|Tell me more|Keep going|Ask me|What I'm keeping in mind)\b"
 )
+# "(and 4 earlier requests)": a count the capped summary writes, not an entry to carry over.
+_COUNT_LINE = re.compile(r"^\(and \d+ earlier \w+\)$")
 _NOT_FILES = frozenset({"com", "org", "net", "www"})
 # Our own "nothing here" bullets: never carried into the next summary.
 _PLACEHOLDERS = frozenset(
@@ -108,7 +113,7 @@ def parse_sections(summary: str) -> dict[str, list[str]]:
             sections.setdefault(current, [])
         elif current is not None and stripped.startswith(("- ", "* ")):
             bullet = stripped[2:].strip()
-            if bullet not in _PLACEHOLDERS:
+            if bullet not in _PLACEHOLDERS and not _COUNT_LINE.match(bullet):
                 sections[current].append(bullet)
     return sections
 
@@ -119,13 +124,49 @@ def asks_in_summary(summary: str) -> list[str]:
     return sections.get(ASKED) or sections.get("Goal") or []
 
 
-def build_summary(conv: Conversation, prompt: str) -> str:
-    """A handoff summary of ``conv``; ``prompt`` is the compaction request's own text."""
+def build_summary(conv: Conversation, prompt: str, max_tokens: int | None = None) -> str:
+    """A handoff summary of ``conv``; ``prompt`` is the compaction request's own text.
+
+    Like a real model asked to be concise, it stays short whatever the conversation's length:
+    each section lists its newest entries only (older ones are counted, not restated). With
+    ``max_tokens`` (the request's output limit) it lists fewer until the whole fits."""
     facts = _gather(conv)
     focus = focus_of(prompt)
-    if is_checkpoint_prompt(prompt):
-        return _checkpoint(facts, focus)
-    return _handoff(facts, focus)
+    write = _checkpoint if is_checkpoint_prompt(prompt) else _handoff
+    summary = ""
+    for cap in SECTION_CAPS:
+        summary = write(_capped(facts, cap), focus)
+        if max_tokens is None or estimate_tokens(summary) <= max_tokens:
+            break
+    return summary
+
+
+# How many entries a section lists, tried in turn until the summary fits its limit.
+SECTION_CAPS = (8, 5, 3, 2, 1)
+
+
+def _capped(facts: _Facts, cap: int) -> _Facts:
+    """``facts`` with every list cut to its newest ``cap`` entries (and a line counting the
+    rest), the way a concise writer keeps the latest state and mentions the older in passing."""
+
+    def newest(values: list[str], noun: str) -> list[str]:
+        if len(values) <= cap:
+            return list(values)
+        older = len(values) - cap
+        return [f"(and {older} earlier {noun}{'s' if older != 1 else ''})", *values[-cap:]]
+
+    earlier = {heading: newest(bullets, "point") for heading, bullets in facts.earlier.items()}
+    return _Facts(
+        asks=newest(facts.asks, "request"),
+        answers=newest(facts.answers, "answer"),
+        tool_steps=facts.tool_steps[-cap:],
+        decisions=newest(facts.decisions, "decision"),
+        open_items=facts.open_items[-cap:],
+        constraints=facts.constraints[-cap * 2 :],  # constraints outlive everything else
+        files=facts.files[-cap * 2 :],
+        earlier_unknown=[middle_truncate(t, 200 * cap) for t in facts.earlier_unknown[-1:]],
+        earlier=earlier,
+    )
 
 
 def _gather(conv: Conversation) -> _Facts:

@@ -49,7 +49,7 @@ class CompactionBudget:
 
     window: int | None
     limit: int | None
-    target: int | None  # the most the next request may hold after this compaction
+    target: int | None  # the most instructions, tools and the compacted history may hold
     overhead: int  # instructions + tool definitions: in every request, whatever the history
     summary: int | None  # the summary's output limit
     kept_ceiling: int  # the most the kept user messages may take
@@ -81,17 +81,18 @@ def compaction_budget(
     """The budget for one compaction.
 
     ``overhead``: tokens of the instructions and tool definitions. ``incoming``: a message that
-    will be sent right after the compaction (pre-turn shape); the target shrinks so that it fits
-    beside the compacted history within the window.
+    will be sent right after the compaction (pre-turn shape); the target shrinks by its size, so
+    that the next request with it stays within half the limit whenever the message leaves room.
     """
     if limit is None and window is None:
         return CompactionBudget(None, None, None, overhead, None, KEPT_USER_MESSAGE_CEILING)
     base = limit if limit is not None else window
     assert base is not None
-    target = int(base * TARGET_SHARE_OF_LIMIT)
-    if window is not None and incoming:
-        margin = max(FIT_MARGIN_FLOOR, math.ceil(window * FIT_MARGIN_SHARE))
-        target = max(overhead, min(target, window - margin - incoming))
+    # The incoming message is part of the next request: the history gets what it leaves, and
+    # at least the room for a minimal summary and the user's last words.
+    target = max(
+        int(base * TARGET_SHARE_OF_LIMIT) - incoming, overhead + SUMMARY_FLOOR + KEPT_FLOOR
+    )
     room = max(0, target - overhead)
     summary = min(SUMMARY_CEILING, max(SUMMARY_FLOOR, int(room * SUMMARY_SHARE_OF_ROOM)))
     kept_ceiling = min(KEPT_USER_MESSAGE_CEILING, max(0, room - summary))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..items import Item, item_text_for_count, item_type, message_text
 from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens, truncate_middle
+from .prompts import is_summary_message, summary_prefix
 
 # Shortening an item below this many tokens leaves nothing worth reading: drop it instead.
 MIN_SHORTENED_TOKENS = 32
@@ -46,6 +47,12 @@ def shorten_item(item: Item, max_tokens: int, count: Callable[[str], int]) -> It
     """A copy of ``item`` with its text middle-truncated to about ``max_tokens``; None for items
     whose content cannot be cut (encrypted reasoning, compaction items, calls)."""
     kind = item_type(item)
+    if kind == "message" and is_summary_message(item):
+        # The prefix is how the next compaction recognises a summary: only the body is cut.
+        head = summary_prefix() + "\n"
+        body = message_text(item)[len(head) :]
+        body = truncate_text(body, max(1, max_tokens - count(head)), count)
+        return {**item, "content": [{"type": "input_text", "text": head + body}]}
     if kind == "message":
         text = truncate_text(message_text(item), max_tokens, count)
         part_type = "output_text" if item.get("role") == "assistant" else "input_text"
@@ -94,29 +101,54 @@ def fit_items(
         items.pop(0)
         dropped += 1
     while total > room and items:
-        # The largest unprotected item first; a protected one only when nothing else is left.
-        open_items = [i for i in range(len(items)) if not protect(items[i])]
-        largest = max(open_items or range(len(items)), key=lambda i: counts[i])
-        allowed = max(MIN_SHORTENED_TOKENS, counts[largest] - (total - room))
-        shortened = shorten_item(items[largest], allowed, count)
-        if shortened is None or (allowed == MIN_SHORTENED_TOKENS and largest < len(items) - 1):
-            # Cannot be cut (or only to nothing): leave it out, unless it is all that is left.
-            if len(items) == 1 or protect(items[largest]):
-                break
-            for gone in sorted(_with_partner(items, largest), reverse=True):
+        step = _next_cut(items, counts, total - room, protect, count, count_item)
+        if step is None:
+            break  # nothing left that can be cut
+        index, shortened, new_count = step
+        if shortened is None:
+            for gone in sorted(_with_partner(items, index), reverse=True):
                 total -= counts[gone]
                 del items[gone]
                 del counts[gone]
                 dropped += 1
             continue
-        new_count = count_item(shortened) if count_item else _count(shortened, count)
-        if new_count >= counts[largest]:
-            break  # already as short as it gets
-        total += new_count - counts[largest]
-        items[largest] = shortened
-        counts[largest] = new_count
+        total += new_count - counts[index]
+        items[index] = shortened
+        counts[index] = new_count
         truncated += 1
     return Fitted(items=items, counts=counts, dropped=dropped, truncated=truncated)
+
+
+def _next_cut(
+    items: list[Item],
+    counts: list[int],
+    excess: int,
+    protect: Callable[[Item], bool],
+    count: Callable[[str], int],
+    count_item: Callable[[Item], int] | None,
+) -> tuple[int, Item | None, int] | None:
+    """The next cut that frees room: ``(index, shortened item, its count)``, or ``(index,
+    None, 0)`` to drop the item. Unprotected items first, largest first; an item too large to
+    shorten usefully is dropped unless it is the newest; protected items are only shortened."""
+    last = len(items) - 1
+
+    def order(index: int) -> tuple[bool, int]:
+        return (protect(items[index]), -counts[index])
+
+    for index in sorted(range(len(items)), key=order):
+        protected = protect(items[index])
+        allowed = counts[index] - ITEM_OVERHEAD_TOKENS - excess
+        if allowed < MIN_SHORTENED_TOKENS and index != last and not protected:
+            return index, None, 0
+        shortened = shorten_item(items[index], max(MIN_SHORTENED_TOKENS, allowed), count)
+        if shortened is None:
+            if index != last and not protected:
+                return index, None, 0
+            continue
+        new_count = count_item(shortened) if count_item else _count(shortened, count)
+        if new_count < counts[index]:
+            return index, shortened, new_count
+    return None
 
 
 def _count(item: Item, count: Callable[[str], int]) -> int:

@@ -86,17 +86,18 @@ def assemble(kept: list[str], summary_message: str, initial_context: list[Item])
 
 def shrink_to_room(
     kept: list[str],
-    summary_message: str,
+    summary: str,
     context_tokens: int,
     room: int,
     count: Callable[[str], int],
 ) -> tuple[list[str], str, Shrunk]:
-    """Fit kept messages + summary (+ ``context_tokens`` of context blocks) into ``room``:
-    fewer kept messages (oldest first), then the last kept message middle-truncated, then the
-    summary middle-truncated. Returns what is left and what was cut."""
+    """Fit kept messages + the summary message (+ ``context_tokens`` of context blocks) into
+    ``room``: fewer kept messages (oldest first), then the last kept message middle-truncated,
+    then the summary's body middle-truncated (its prefix stays: it is how a summary is
+    recognised). Returns what is left and what was cut."""
     kept = list(kept)
     costs = [count(text) + ITEM_OVERHEAD_TOKENS for text in kept]
-    summary_cost = count(summary_message) + ITEM_OVERHEAD_TOKENS
+    summary_cost = count(summary_text(summary)) + ITEM_OVERHEAD_TOKENS
     total = sum(costs) + summary_cost + context_tokens
     dropped = truncated = 0
     summary_cut = False
@@ -112,10 +113,10 @@ def shrink_to_room(
         total += count(kept[0]) + ITEM_OVERHEAD_TOKENS
         truncated += 1
     if total > room:
-        allowed = max(MIN_SHORTENED_TOKENS, summary_cost - ITEM_OVERHEAD_TOKENS - (total - room))
-        summary_message = truncate_text(summary_message, allowed, count)
+        allowed = max(MIN_SHORTENED_TOKENS, count(summary) - (total - room))
+        summary = truncate_text(summary, allowed, count)
         summary_cut = True
-    return kept, summary_message, Shrunk(dropped, truncated, summary_cut)
+    return kept, summary, Shrunk(dropped, truncated, summary_cut)
 
 
 def build_compacted_history(
@@ -132,14 +133,13 @@ def build_compacted_history(
     take), the result is checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
     """
     kept, truncated = select_kept_messages(real_user_messages(history), budget, count)
-    message = summary_text(summary)
     context = list(initial_context or [])
     shrunk = Shrunk()
     if room is not None:
         context_tokens = sum(count(message_text(i)) + ITEM_OVERHEAD_TOKENS for i in context)
-        kept, message, shrunk = shrink_to_room(kept, message, context_tokens, room, count)
+        kept, summary, shrunk = shrink_to_room(kept, summary, context_tokens, room, count)
     return RebuiltHistory(
-        items=assemble(kept, message, context),
+        items=assemble(kept, summary_text(summary), context),
         kept_user_messages=len(kept),
         kept_truncated=truncated or shrunk.truncated_messages > 0,
         shrunk=shrunk,

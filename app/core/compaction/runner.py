@@ -195,6 +195,7 @@ class Compactor:
             started=started,
             focus=focus,
             budget=budget,
+            incoming=incoming,
         )
         return True
 
@@ -415,6 +416,7 @@ class Compactor:
         started: float,
         focus: str | None,
         budget: CompactionBudget,
+        incoming: int,
     ) -> None:
         config = self._config()
         if result.usage is not None:
@@ -459,6 +461,7 @@ class Compactor:
             "focus": focus,
             "style": config.summary_style,
             "target": budget.target,
+            "incoming_tokens": incoming,
             "freed_share": round(freed_share, 4),
             "summary_cut_short": result.cut_short,
             "kept_previous_summary": result.kept_previous_summary,
