@@ -19,6 +19,7 @@ the documents are capped at 70 % of that room.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import statistics
 import time
@@ -98,7 +99,7 @@ async def _soak_case(window: int, mix: str, turns: int, data_dir: Path) -> dict[
         await session.close()
     finally:
         server.stop()
-    gaps = [b - a for a, b in zip(compacted_at, compacted_at[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(compacted_at)]
     # The compacted history (instructions, tools and what the compaction left), as a share of
     # the limit; the user's new message that a pre-turn compaction put back after it is apart.
     shares = [(c.tokens_after - c.incoming_tokens) / limit for c in compactions if limit]

@@ -9,7 +9,6 @@ Every request is recorded for assertions.
 
 from __future__ import annotations
 
-
 import json
 import logging
 import socket
