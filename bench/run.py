@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "tokens": "bench.bench_tokens",
     "startup": "bench.bench_startup",
     "transcript_memory": "bench.bench_transcript_memory",
+    "soak": "bench.bench_soak",
 }
 QUICK_SCALE = 0.01
 

@@ -200,6 +200,9 @@ class ContextCompacted(_Event):
     # What checking the result against the target cut: dropped_messages, truncated_messages,
     # summary_truncated. None when nothing was cut.
     shrunk: dict[str, Any] | None = None
+    # The user messages the compacted history still holds verbatim (kept, or put back after
+    # it): their rows above the marker are still in the model's view. Not part of the marker.
+    in_view: list[str] = Field(default_factory=list)
 
 
 class CompactionUndone(_Event):

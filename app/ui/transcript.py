@@ -189,9 +189,13 @@ class TranscriptView(VirtualRowArea):
             self._compactions[item_id] = row
         return row
 
-    def complete_compaction(self, item_id: str, *, dim: bool = True, **figures: Any) -> None:
-        """Fill in a marker's figures and dim every row above it."""
+    def complete_compaction(
+        self, item_id: str, *, dim: bool = True, in_view: list[str] | None = None, **figures: Any
+    ) -> None:
+        """Fill in a marker's figures and dim every row above it, except the user messages the
+        core says the model still sees (``in_view``: kept verbatim, or put back after it)."""
         row = self.begin_compaction(item_id, figures.get("trigger") != "manual")
+        still_seen = set(in_view or ())
         for other in self._compactions.values():
             if other is not row:
                 other.set_undoable(False)
@@ -200,6 +204,8 @@ class TranscriptView(VirtualRowArea):
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
             for other in above:
+                if getattr(other, "role", None) == "user" and other.text in still_seen:
+                    continue
                 other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:
@@ -342,6 +348,7 @@ class TranscriptView(VirtualRowArea):
             focus=event.focus,
             style=event.style,
             undoable=event.undoable,
+            in_view=event.in_view,
         )
 
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:

@@ -39,10 +39,12 @@ def test_compact_button_submits_compact_and_shows_a_marker_row(
     assert "→" in marker.figures_label.text()
     body = server.requests_to("responses")[-1].body
     assert "Additional focus" not in last_user_text(body)  # no focus from the button
-    # Rows above the marker are dimmed and labelled; the summary is behind the toggle.
+    # The answer above the marker is dimmed and labelled; the question, kept verbatim, is still
+    # what the model sees. The summary is behind the toggle.
     above = window.transcript.rows[: window.transcript.rows.index(marker)]
-    assert above and all(not r.in_context for r in above)
-    assert all(r.context_tag.isVisibleTo(r.widget) for r in above)
+    question, answer = above
+    assert question.in_context and not question.context_tag.isVisibleTo(question.widget)
+    assert not answer.in_context and answer.context_tag.isVisibleTo(answer.widget)
     assert not marker.expanded
     qtbot.mouseClick(marker.summary_button, Qt.MouseButton.LeftButton)
     assert marker.expanded
@@ -153,12 +155,17 @@ def test_automatic_compaction_shows_the_indicator_and_marker_without_a_click(
     assert "automatic" in marker.title_label.text()
     # Automatic ones can be undone too, until the next turn starts.
     assert marker.undo_button.isVisibleTo(marker.widget)
-    # The new question comes after the marker and stays in context; the answer streams below.
+    # The new question is shown at once, above the marker of the compaction it waited for, and
+    # stays in context (the compaction put it back after the summary); the answer is below.
     rows = window.transcript.rows
     user_row = window.transcript.message_rows("user")[-1]
     assert user_row.text == "next question"
-    assert rows.index(user_row) > rows.index(marker)
+    assert rows.index(user_row) < rows.index(marker)
     assert user_row.in_context
+    answer = window.transcript.message_rows("assistant")[-1]
+    assert rows.index(answer) > rows.index(marker) and answer.in_context
+    first_answer = window.transcript.message_rows("assistant")[0]
+    assert first_answer.text == "filled" and not first_answer.in_context
     assert window.transcript.message_rows("assistant")[-1].text == "answer after compaction"
 
 

@@ -16,7 +16,14 @@ from typing import Any, Literal
 from .. import protocol as p
 from ..config import CoreConfig
 from ..history import ContextHistory
-from ..items import Item, is_compaction_item, is_message, message_text, new_id
+from ..items import (
+    Item,
+    is_compaction_item,
+    is_injected_context,
+    is_message,
+    message_text,
+    new_id,
+)
 from ..providers.base import ModelProvider, ProviderError, Usage
 from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
@@ -490,7 +497,14 @@ class Compactor:
                 ),
             )
         )
-        self._emit(p.ContextCompacted(**marker, undoable=True))
+        in_view = [
+            message_text(item)
+            for item in new_items
+            if is_message(item, "user")
+            and not is_injected_context(item)
+            and not is_summary_message(item)
+        ]
+        self._emit(p.ContextCompacted(**marker, undoable=True, in_view=in_view))
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
             self._emit(p.Warning(message=text))

@@ -1,0 +1,316 @@
+"""Compaction always makes room (spec section 9), through the public API against the scripted
+server: each rule of the guarantee, and what a user sees when it applies."""
+
+from __future__ import annotations
+
+import json
+
+from app.core import Session, ops
+from app.core.compaction.budget import compaction_budget
+from app.core.compaction.prompts import summary_prefix
+from app.demo import Fault, Reply, ToolCall
+from tests.conftest import collect, input_texts, of_type, run, types
+
+PREFIX = summary_prefix()
+WINDOW = 4_096
+
+
+def usage(total: int) -> dict[str, int]:
+    return {"input_tokens": total - 10, "output_tokens": 10, "total_tokens": total}
+
+
+def words(n: int, word: str = "alpha") -> str:
+    return " ".join(f"{word}{i % 97}" for i in range(n))
+
+
+async def chat(session: Session, server, text: str, answer: str, total: int | None = None):
+    server.enqueue(Reply(text=answer, usage=usage(total) if total else None))
+    return await run(session, ops.UserTurn(text=text))
+
+
+def compaction_bodies(server) -> list[dict]:
+    return [
+        r.body
+        for r in server.requests_to("responses")
+        if r.headers.get("x-coco-request-kind") == "compaction"
+    ]
+
+
+async def test_the_summary_budget_is_the_output_limit_and_fits_beside_the_prompt(
+    server, make_config
+):
+    session = await Session.open(make_config(context_window=WINDOW, auto_compact=False))
+    for i in range(8):  # far more than the window
+        await chat(session, server, words(700, f"m{i}x"), "ok")
+    server.enqueue(Reply(text="the summary"))
+    events = await run(session, ops.Compact())
+    body = compaction_bodies(server)[-1]
+    limit = body["max_output_tokens"]
+    budget = compaction_budget(WINDOW, int(WINDOW * 0.9), 0)
+    assert 96 <= limit <= (budget.target or 0)
+    # The request was trimmed until the prompt *and* the answer fit the window.
+    sent = sum(len(json.dumps(item)) for item in body["input"]) / 4
+    assert sent + limit < WINDOW
+    assert of_type(events, "context_compacted")[0].trimmed_items > 0
+    await session.close()
+
+
+async def test_a_summary_cut_short_is_retried_once_with_more_room(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, words(300), "ok")
+    server.enqueue(Reply(text="Your", status="incomplete"))
+    server.enqueue(Reply(text="A full summary of what happened, with the decisions made."))
+    events = await run(session, ops.Compact())
+    first, second = compaction_bodies(server)
+    assert second["max_output_tokens"] > first["max_output_tokens"]
+    info = of_type(events, "context_compacted")[0]
+    assert info.summary.startswith("A full summary") and not info.summary_cut_short
+    await session.close()
+
+
+async def test_a_fragment_never_replaces_a_usable_summary(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, "first question", "first answer")
+    server.enqueue(Reply(text="EARLIER SUMMARY with the goal and the decisions"))
+    await run(session, ops.Compact())
+    await chat(session, server, "second question", "second answer")
+    server.enqueue(Reply(text="Yo", status="incomplete"))
+    server.enqueue(Reply(text="", status="incomplete"))
+    events = await run(session, ops.Compact())
+    info = of_type(events, "context_compacted")[0]
+    assert info.summary_cut_short and info.kept_previous_summary
+    summary = input_texts({"input": session.history()})[-1][1]
+    assert summary.startswith(PREFIX) and "EARLIER SUMMARY" in summary
+    assert any("earlier summary was kept" in w.message for w in of_type(events, "warning"))
+    await session.close()
+
+
+async def test_after_any_compaction_the_history_is_within_half_the_limit(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    for i in range(6):
+        await chat(session, server, words(500, f"k{i}y"), "ok")
+    server.enqueue(Reply(text=words(3000, "sum")))  # a model that ignores the output limit
+    events = await run(session, ops.Compact())
+    info = of_type(events, "context_compacted")[0]
+    assert info.target is not None and info.tokens_after <= info.target <= WINDOW * 0.9 / 2
+    assert info.shrunk is not None
+    assert session.token_usage().total == info.tokens_after
+    await session.close()
+
+
+async def test_a_compaction_that_frees_little_is_a_warning_with_advice(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, "hi", "hello")
+    server.enqueue(Reply(text="The user greeted the assistant, who greeted back warmly."))
+    events = await run(session, ops.Compact())
+    info = of_type(events, "context_compacted")[0]
+    assert info.freed_share < 0.2
+    warnings = [w.message for w in of_type(events, "warning")]
+    assert any("freed little room" in w and "start a new conversation" in w for w in warnings)
+    await session.close()
+
+
+async def test_no_loop_auto_compaction_waits_for_the_conversation_to_grow_back(
+    server, make_config
+):
+    session = await Session.open(make_config(context_window=WINDOW))
+    for total in (600, 1_200, 1_800, 2_400, 3_700):
+        await chat(session, server, words(30, f"g{total}z"), "ok", total=total)
+    server.enqueue(Reply(text="summary of five turns"))
+    server.enqueue(Reply(text="answer six"))
+    events = await run(session, ops.UserTurn(text="sixth"))
+    assert len(of_type(events, "context_compacted")) == 1
+    # The next turns, each reported full-ish but below the limit, never compact.
+    for i in range(3):
+        events = await chat(session, server, f"short {i}", "ok", total=3_000)
+        assert not of_type(events, "context_compacted")
+    assert len(compaction_bodies(server)) == 1
+    await session.close()
+
+
+async def test_tool_definitions_count_in_the_estimate(server, make_config, tmp_path):
+    plain = await Session.open(make_config(context_window=WINDOW))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with_tools = await Session.open(make_config(context_window=WINDOW, workspace=ws))
+    assert with_tools.token_usage().total - plain.token_usage().total > 300
+    await plain.close()
+    await with_tools.close()
+
+
+async def test_a_message_that_cannot_fit_is_refused_before_sending(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, "hello", "hi")
+    history = session.history()
+    huge = words(6_000)
+    events = await run(session, ops.UserTurn(text=huge))
+    assert events[-1].status == "failed"
+    refused = of_type(events, "message_not_sent")[0]
+    assert refused.text == huge and "4,096" in refused.reason
+    error = of_type(events, "error")[0]
+    assert error.kind == "message_too_large" and "not sent" in error.message
+    assert session.history() == history  # nothing added
+    assert len(server.requests_to("responses")) == 1  # nothing sent
+    events = await chat(session, server, "a normal message", "answered")
+    assert events[-1].status == "completed" and events[-1].last_agent_message == "answered"
+    await session.close()
+
+
+async def test_when_overflow_recovery_fails_the_message_leaves_the_models_view(
+    server, make_config
+):
+    config = make_config(context_window=WINDOW)
+    session = await Session.open(config)
+    await chat(session, server, "hello", "hi")
+    server.enqueue(Fault.overflow())
+    server.enqueue(Reply(text="a summary"))
+    server.enqueue(Fault.overflow())
+    events = await run(session, ops.UserTurn(text="the message that does not fit"))
+    assert events[-1].status == "failed"
+    assert of_type(events, "message_not_sent")[0].text == "the message that does not fit"
+    texts = [t for _, t in input_texts({"input": session.history()})]
+    assert "the message that does not fit" not in texts
+    entry = next(
+        e
+        for e in session.transcript()
+        if e["kind"] == "item" and "does not fit" in json.dumps(e["item"])
+    )
+    assert entry["not_sent"] is True and entry["in_context"] is False
+    events = await chat(session, server, "next message", "works")
+    assert events[-1].status == "completed"
+    await session.close()
+    resumed = await Session.open(config, session_id=session.id)
+    assert "the message that does not fit" not in json.dumps(resumed.history())
+    await resumed.close()
+
+
+async def test_the_message_is_shown_before_a_pre_turn_compaction(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, "q1", "a1", total=3_900)
+    server.enqueue(Reply(text="S"))
+    server.enqueue(Reply(text="a2"))
+    events = await run(session, ops.UserTurn(text="INCOMING"))
+    started = [
+        (e.item.kind, e.item.data.get("text")) for e in of_type(events, "item_started")
+    ]
+    assert started[0] == ("user_message", "INCOMING")
+    assert started[1][0] == "context_compaction"
+    follow = server.requests_to("responses")[-1].body
+    assert input_texts(follow)[-1] == ("user", "INCOMING")
+    assert input_texts(follow)[-2] == ("user", f"{PREFIX}\nS")
+    assert "INCOMING" not in json.dumps(compaction_bodies(server)[-1])
+    # The transcript knows the held-out message is in the model's view.
+    entry = next(e for e in session.transcript() if "INCOMING" in json.dumps(e.get("item")))
+    assert entry["in_context"] is True
+    await session.close()
+
+
+async def test_a_tool_output_is_cut_to_what_fits(server, make_config, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.txt").write_text("\n".join(words(40, f"l{i}q") for i in range(150)))
+    session = await Session.open(make_config(context_window=WINDOW, workspace=ws))
+    server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "big.txt"})]))
+    server.enqueue(Reply(text="read it"))
+    await run(session, ops.UserTurn(text="read big.txt"))
+    output = next(i for i in session.history() if i.get("type") == "function_call_output")
+    assert "tokens truncated" in output["output"]
+    assert len(output["output"]) / 4 < WINDOW * 0.9 / 2
+    await session.close()
+
+
+async def test_prune_replaces_old_tool_outputs_without_a_model_call(
+    server, make_config, tmp_path
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("a", "b", "c"):
+        (ws / f"{name}.txt").write_text(words(900, name) + "\n")
+    config = make_config(context_window=16_000, workspace=ws)
+    session = await Session.open(config)
+    for name in ("a", "b", "c"):
+        server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": f"{name}.txt"})]))
+        server.enqueue(Reply(text=f"read {name}", usage=usage(5_000)))
+        await run(session, ops.UserTurn(text=f"read {name}.txt"))
+    await chat(session, server, "thanks", "fine", total=14_500)
+    before = session.history()
+    server.enqueue(Reply(text="after"))
+    events = await run(session, ops.UserTurn(text="one more"))
+    info = of_type(events, "context_compacted")[0]
+    assert (info.trigger, info.strategy) == ("auto", "prune") and info.pruned_outputs >= 1
+    assert not compaction_bodies(server)  # no model call
+    stubs = [i["output"] for i in session.history() if i.get("type") == "function_call_output"]
+    assert any("Output of read_file removed" in s for s in stubs)
+    assert info.tokens_after <= (info.target or 0) + info.incoming_tokens
+    # A prune is undoable like any compaction, until the next turn starts.
+    await session.submit(ops.UndoCompaction())
+    await collect(session, "compaction_undone")
+    restored = session.history()
+    assert restored[: len(before)] == before
+    await session.close()
+
+
+async def test_prune_can_be_turned_off(server, make_config, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text(words(900) + "\n")
+    session = await Session.open(
+        make_config(context_window=16_000, workspace=ws, prune_tool_outputs=False)
+    )
+    for _ in range(2):
+        server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "a.txt"})]))
+        server.enqueue(Reply(text="read", usage=usage(6_000)))
+        await run(session, ops.UserTurn(text="read a.txt"))
+    await chat(session, server, "thanks", "ok", total=14_500)
+    server.enqueue(Reply(text="S"))
+    server.enqueue(Reply(text="after"))
+    events = await run(session, ops.UserTurn(text="more"))
+    assert of_type(events, "context_compacted")[0].strategy == "local"
+    await session.close()
+
+
+async def test_an_automatic_compaction_can_be_undone_until_the_next_turn(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW))
+    await chat(session, server, "q1", "a1", total=3_900)
+    before = session.history()
+    server.enqueue(Reply(text="S"))
+    server.enqueue(Reply(text="a2"))
+    await run(session, ops.UserTurn(text="q2"))
+    await session.submit(ops.UndoCompaction())
+    await collect(session, "compaction_undone")
+    texts = input_texts({"input": session.history()})
+    assert session.history()[: len(before)] == before
+    assert texts[len(before) :] == [("user", "q2"), ("assistant", "a2")]
+    await session.close()
+
+
+async def test_empty_and_cut_replies_say_so(server, make_config):
+    session = await Session.open(make_config())
+    server.enqueue(Reply(text=""))
+    events = await run(session, ops.UserTurn(text="hello"))
+    assert any("empty reply" in w.message for w in of_type(events, "warning"))
+    server.enqueue(Reply(text="a long answer that", status="incomplete"))
+    events = await run(session, ops.UserTurn(text="go on"))
+    assert events[-1].status == "completed"
+    assert any("output limit" in w.message for w in of_type(events, "warning"))
+    assert types(events).index("warning") < types(events).index("turn_complete")
+    await session.close()
+
+
+async def test_the_long_conversation_warning_is_said_once_a_session(server, make_config):
+    config = make_config()
+    session = await Session.open(config)
+    said = 0
+    for i in range(3):
+        await chat(session, server, f"q{i}", f"a{i}")
+        server.enqueue(Reply(text=f"summary {i}"))
+        events = await run(session, ops.Compact())
+        said += sum("Heads up" in w.message for w in of_type(events, "warning"))
+    assert said == 1
+    await session.close()
+    resumed = await Session.open(config, session_id=session.id)
+    await chat(resumed, server, "again", "ok")
+    server.enqueue(Reply(text="summary again"))
+    events = await run(resumed, ops.Compact())
+    assert not any("Heads up" in w.message for w in of_type(events, "warning"))
+    await resumed.close()
