@@ -75,6 +75,8 @@ def _owner_text(path: Path) -> str:
     if len(raw) >= 2 and raw[0].isdigit():
         host = raw[1]
         here = socket.gethostname()
+        if host == here and int(raw[0]) == os.getpid():
+            return ""  # this process itself: another session object, not another window
         return f"process {raw[0]}" + ("" if host == here else f" on {host}")
     return ""
 

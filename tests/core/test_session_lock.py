@@ -93,8 +93,10 @@ def test_a_stale_lock_file_naming_a_dead_process_is_taken_over(rollout: Path) ->
 
 def test_two_writers_in_one_process_exclude_each_other(rollout: Path) -> None:
     first = SessionLock.acquire(rollout)
-    with pytest.raises(SessionInUse):
+    with pytest.raises(SessionInUse) as caught:
         SessionLock.acquire(rollout)
+    assert caught.value.owner == ""  # not "another process": it is this one
+    assert str(caught.value).startswith("This conversation is open in another Coco window.")
     first.release()
     first.release()  # idempotent
     SessionLock.acquire(rollout).release()
