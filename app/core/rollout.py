@@ -47,16 +47,22 @@ if hasattr(errno, "EDQUOT"):
     _WRITE_CAUSES[errno.EDQUOT] = "the disk quota is full"
 
 
-class RolloutWriteError(Exception):
+class RolloutWriteError(OSError):
     """A conversation could not be saved. ``str()`` names the folder and the cause in words
-    ("the disk is full", "the folder is read-only", "permission denied")."""
+    ("the disk is full", "the folder is read-only", "permission denied"); ``errno`` is the
+    original error's. An ``OSError``, so handlers written for file errors still catch it."""
 
     def __init__(self, path: Path, error: OSError) -> None:
         self.path = path
         self.folder = path.parent
-        self.errno = error.errno
         self.cause = write_cause(error)
-        super().__init__(f"Could not save the conversation in {self.folder}: {self.cause}.")
+        self.message = f"Could not save the conversation in {self.folder}: {self.cause}."
+        super().__init__(self.message)
+        self.errno = error.errno
+        self.strerror = error.strerror
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def write_cause(error: OSError) -> str:

@@ -414,6 +414,7 @@ def test_a_failed_append_names_the_folder_and_the_cause_and_leaves_no_torn_line(
     assert caught.value.folder == tmp_path
     assert caught.value.cause == cause
     assert str(caught.value) == f"Could not save the conversation in {tmp_path}: {cause}."
+    assert isinstance(caught.value, OSError) and caught.value.errno == code
     records, warnings = read_rollout(path)
     assert warnings == []  # the half-written line was cut off again
     assert [r.payload for r in records] == [{"n": 1}]
