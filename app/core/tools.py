@@ -93,8 +93,9 @@ class WorkspaceTools:
             ),
             _function_spec(
                 "read_file",
-                "Read a UTF-8 text file in the workspace. Lines are numbered; use start_line and "
-                "end_line to read part of a long file.",
+                "Read a text file in the workspace (UTF-8, or Windows-1252/Latin-1, named in "
+                "the header). Lines are numbered; use start_line and end_line to read part of a "
+                "long file.",
                 {
                     "path": {
                         "type": "string",
@@ -572,17 +573,28 @@ def _matching_lines(path: Path, needle: str) -> list[tuple[int, str]]:
         return []
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return []
-    if needle not in text.casefold():  # most files do not match: skip the per-line work
+    text = _decode_whole(data)
+    if text is None or needle not in text.casefold():  # most files do not match: skip the per-line work
         return []
     return [
         (number, line)
         for number, line in enumerate(text.splitlines(), start=1)
         if needle in line.casefold()
     ]
+
+
+def _decode_whole(data: bytes) -> str | None:
+    """``data`` as text in the first of :data:`TEXT_ENCODINGS` that fits, ``None`` if none
+    does (binary)."""
+    for encoding in TEXT_ENCODINGS:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if encoding != "utf-8" and _BINARY_CONTROLS.search(text):
+            return None
+        return text
+    return None
 
 
 def _clip(line: str) -> str:

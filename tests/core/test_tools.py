@@ -232,6 +232,11 @@ async def test_a_latin1_line_far_into_a_file_switches_the_whole_read(
     assert "decoded as Windows-1252" in result.output
 
 
+async def test_search_finds_text_in_a_latin1_file(tools: WorkspaceTools) -> None:
+    result = await call(tools, "search_text", query="CAFÉ")
+    assert result == ToolResult("latin1.txt:1: hello café", ok=True)
+
+
 @pytest.mark.parametrize("tail", [b"\x01\x02\x03\xff\n", b"late \x00 nul\n"])
 async def test_control_bytes_far_into_a_file_count_as_binary(
     tools: WorkspaceTools, layout: tuple[Path, Path], tail: bytes
@@ -392,6 +397,7 @@ async def test_search_is_case_insensitive_and_skips_git_and_binary(tools: Worksp
     assert result.output.splitlines() == [
         ".hidden:1: hello hidden",
         "a.txt:1: hello",
+        "latin1.txt:1: hello café",  # Latin-1 text is text, bin.dat is not
         "link_in:1: hello",
         "sub/b.py:2: return 'HeLLo again'",
     ]
