@@ -574,7 +574,8 @@ def _matching_lines(path: Path, needle: str) -> list[tuple[int, str]]:
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return []
     text = _decode_whole(data)
-    if text is None or needle not in text.casefold():  # most files do not match: skip the per-line work
+    # Most files do not match: skip the per-line work.
+    if text is None or needle not in text.casefold():
         return []
     return [
         (number, line)
