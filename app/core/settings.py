@@ -332,4 +332,6 @@ def is_configured(
     if not (settings.model or preset_model(settings.provider)):
         return False
     base_url = _resolve_base_url(settings, env)
-    return settings.provider != "openai" or bool(_resolve_api_key(api_key, settings, base_url, env))
+    return settings.provider != "openai" or bool(
+        _resolve_api_key(api_key, settings, base_url, env)
+    )

@@ -234,9 +234,7 @@ def test_env_api_key_never_goes_to_a_server_the_user_typed_in() -> None:
         return config.api_key.get_secret_value()
 
     assert key(AppSettings(provider="ollama", model="m"), env) == ""
-    assert (
-        key(AppSettings(provider="custom", base_url="https://x.example/v1", model="m"), env) == ""
-    )
+    assert key(AppSettings(provider="custom", base_url="https://x.example/v1", model="m"), env) == ""
     # A custom server named by the environment itself gets the environment's key.
     named = {**env, "OPENAI_BASE_URL": "https://proxy.example/v1"}
     assert key(AppSettings(provider="custom", model="m"), named) == "sk-from-env"

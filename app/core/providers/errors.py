@@ -387,9 +387,6 @@ def _classify(exc: BaseException, base_url: str, secrets: tuple[str, ...]) -> Pr
     response) or ``stream`` (the body was cut); undecodable payloads to ``malformed``. No
     message ever contains ``secrets`` or anything shaped like an API key.
     """
-    secrets = tuple(secrets)
-    if isinstance(exc, ProviderError):
-        return exc
     if isinstance(exc, openai.APIStatusError):
         return _classify_status(exc, base_url, secrets)
     if isinstance(exc, openai.APIResponseValidationError):
