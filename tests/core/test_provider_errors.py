@@ -76,6 +76,14 @@ def test_a_404_web_page_asks_about_the_base_url_and_is_not_retried() -> None:
     assert not error.retryable
 
 
+def test_a_401_web_page_is_still_a_rejected_key_with_the_page_in_details() -> None:
+    page = "<html><head><title>401 Authorization Required</title></head></html>"
+    error = classify_exception(_status_error(401, page), BASE_URL, secrets=[KEY])
+    assert error.category == "auth"
+    assert error.message == f"the server rejected the API key for {BASE_URL}"
+    assert error.details is not None and "401 Authorization Required" in error.details
+
+
 @pytest.mark.parametrize("provider_class", [ResponsesProvider, ChatCompletionsProvider])
 async def test_a_captive_portal_page_instead_of_the_stream_says_so(
     provider_class: type[ResponsesProvider | ChatCompletionsProvider],

@@ -320,7 +320,8 @@ def _classify_status(
     exc: openai.APIStatusError, base_url: str, secrets: tuple[str, ...]
 ) -> ProviderError:
     status = exc.status_code
-    if isinstance(exc.body, str) and looks_like_html(exc.body):
+    if isinstance(exc.body, str) and looks_like_html(exc.body) and status not in (401, 403):
+        # (A login wall's 401/403 page still means the key was refused: classified below.)
         return web_page_error(exc.body, base_url=base_url, status=status, secrets=secrets)
     raw_message, code, type_ = _error_fields(exc.body, exc.message)
     code = code or exc.code
@@ -362,7 +363,10 @@ def classify_exception(
     if isinstance(exc, ProviderError):
         return exc
     error = _classify(exc, redact_url(base_url, secrets), secrets)
-    if error.details is None:
+    if error.details is None and isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+        error.details = _details(f"HTTP {_status_text(exc.status_code)}", body, secrets=secrets)
+    elif error.details is None:
         raw = str(exc).strip() or type(exc).__name__
         error.details = _details(f"{type(exc).__name__}: {raw}", secrets=secrets)
     return _scrubbed(error, secrets)
