@@ -14,6 +14,7 @@ from .providers.base import (
     ModelRequest,
     OutputItemDone,
     ProviderError,
+    RetryWait,
     StopReason,
     TextDelta,
     Usage,
@@ -40,13 +41,46 @@ class StreamAttempt:
         return {item_id: "".join(parts) for item_id, parts in self.partial_parts.items()}
 
 
-def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
-    """base × 2^(attempt-1) × jitter in [0.9, 1.1); a server's Retry-After wins when given."""
+# The longest a server's Retry-After is obeyed: "come back in an hour" must not freeze a turn.
+MAX_SERVER_WAIT = 60.0
+
+
+def backoff_delay(
+    attempt: int, base: float, retry_after: float | None, *, cap: float = MAX_SERVER_WAIT
+) -> float:
+    """base × 2^(attempt-1) × jitter in [0.9, 1.1); a server's Retry-After wins when given,
+    up to ``cap`` seconds."""
     if retry_after is not None and retry_after >= 0:
-        return float(retry_after)
+        return min(float(retry_after), cap)
     return base * 2.0 ** (attempt - 1) * random.uniform(0.9, 1.1)
 
 
+def is_stall(error: ProviderError) -> bool:
+    """True when the request timed out: the server accepted it, then sent nothing for the
+    whole request timeout (or could not be reached within it)."""
+    return error.code == "timeout"
+
+
+def retry_reason(error: ProviderError) -> str:
+    """Why a request is retried, in words, for the retry notice."""
+    if error.category == "rate_limit":
+        return "the server is rate limiting requests"
+    if is_stall(error):
+        return "the server did not answer in time"
+    if error.category == "server":
+        status = f" (HTTP {error.status})" if error.status else ""
+        return f"the server had an error{status}"
+    if error.category == "connection":
+        return "the server could not be reached"
+    if error.category == "stream":
+        return "the reply was cut off"
+    if error.category == "malformed":
+        return "the server sent a reply that could not be read"
+    return "the request failed"
+
+
+# Called before each retry as ``on_retry(n, max, error)``; ``error.retry_wait`` (a
+# :class:`RetryWait`) then holds the delay in seconds and the reason in words.
 RetryNotice = Callable[[int, int, ProviderError], None]
 
 
@@ -57,13 +91,20 @@ async def wait_before_retry(
     max_retries: int,
     base_delay: float,
     on_retry: RetryNotice,
+    retry_stalls: bool = True,
 ) -> None:
-    """After failure number ``failures``: re-raise ``error`` when it is not retryable or the
-    retries are used up; otherwise announce the retry and wait out the backoff."""
-    if not error.retryable or failures > max_retries:
+    """After failure number ``failures``: re-raise ``error`` when it is not retryable, the
+    retries are used up, or it is a stall and ``retry_stalls`` is off (a stalled remote
+    compaction falls back at once instead of waiting out the timeout again); otherwise set
+    ``error.retry_wait``, announce the retry and wait out the backoff."""
+    if not error.retryable or failures > max_retries or (not retry_stalls and is_stall(error)):
         raise error
+    delay = backoff_delay(failures, base_delay, error.retry_after)
+    error.retry_wait = RetryWait(
+        seconds=delay, reason=retry_reason(error), requested=error.retry_after
+    )
     on_retry(failures, max_retries, error)
-    await asyncio.sleep(backoff_delay(failures, base_delay, error.retry_after))
+    await asyncio.sleep(delay)
 
 
 async def sample(

@@ -13,8 +13,10 @@ import logging
 import os
 import stat
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -28,6 +30,45 @@ _CHECK_MODE = os.name != "nt"  # POSIX permission bits mean nothing on Windows
 
 class SecretStoreError(Exception):
     """A key could not be stored; the message names the cause, never the key."""
+
+
+# Query parameters whose values are credentials in the URLs of some gateways.
+_SECRET_QUERY_KEYS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
+_REDACTED = "[redacted]"
+
+
+def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
+    """``url`` fit to show or store: each known secret (the API key, which some gateways take
+    in the path) is replaced wherever it occurs, as are a password in ``user:pass@`` and the
+    values of ``key``/``token``-like query parameters. Short secrets (under 6 characters, like
+    the "x" of a local server) are left, as replacing them would shred the URL."""
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            url = url.replace(secret, _REDACTED)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        if ":" in userinfo:
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}:{_REDACTED}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(name.lower() in _SECRET_QUERY_KEYS for name, _ in pairs):
+            query = urlencode(
+                [
+                    (name, _REDACTED if name.lower() in _SECRET_QUERY_KEYS else value)
+                    for name, value in pairs
+                ],
+                safe="[]",
+            )
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def normalise_base_url(base_url: str) -> str:

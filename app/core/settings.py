@@ -47,6 +47,10 @@ DEMO_API_KEY = "demo"
 DEMO_CONTEXT_WINDOW = 16_000
 MAX_AUTO_COMPACT_PERCENT = 90
 MIN_AUTO_COMPACT_PERCENT = 10
+# How long a request may go without a byte from the server before it counts as stalled.
+DEFAULT_REQUEST_TIMEOUT = 600
+MIN_REQUEST_TIMEOUT = 10
+MAX_REQUEST_TIMEOUT = 3600
 
 
 class AppSettings(BaseModel):
@@ -72,6 +76,8 @@ class AppSettings(BaseModel):
     workspace: str = ""
     notifications: bool = True
     last_session_id: str = ""
+    # Seconds without an answer before a request is given up as stalled (then retried).
+    request_timeout: int = DEFAULT_REQUEST_TIMEOUT
 
     @field_validator("base_url")
     @classmethod
@@ -91,6 +97,15 @@ class AppSettings(BaseModel):
     def _positive(cls, value: int | None) -> int | None:
         if value is not None and value <= 0:
             raise ValueError("must be a positive number of tokens")
+        return value
+
+    @field_validator("request_timeout")
+    @classmethod
+    def _timeout(cls, value: int) -> int:
+        if not MIN_REQUEST_TIMEOUT <= value <= MAX_REQUEST_TIMEOUT:
+            raise ValueError(
+                f"must be between {MIN_REQUEST_TIMEOUT} and {MAX_REQUEST_TIMEOUT} seconds"
+            )
         return value
 
     @field_validator("auto_compact_percent")
@@ -137,7 +152,8 @@ class SettingsStore:
         """The saved settings and any warnings.
 
         A missing file gives the defaults silently. An unreadable or invalid file gives the
-        defaults, is kept as ``settings.json.bak`` and produces one warning.
+        defaults, is kept as ``settings.json.bak`` (``.bak.1``, ``.bak.2``… when that exists)
+        and produces one warning.
         """
         try:
             raw = self.path.read_bytes()
@@ -159,19 +175,30 @@ class SettingsStore:
         except ValidationError as exc:
             return AppSettings(), [self._keep_bad_file(_describe_validation_error(exc))]
 
+    def _free_backup_path(self) -> Path:
+        """``settings.json.bak``, or ``.bak.1``, ``.bak.2``… when earlier backups exist: a
+        second corruption never overwrites the first one's file."""
+        candidate = self.backup_path
+        number = 0
+        while candidate.exists():
+            number += 1
+            candidate = self.backup_path.with_name(f"{self.backup_path.name}.{number}")
+        return candidate
+
     def _keep_bad_file(self, reason: str) -> str:
-        """Rename the bad file to .bak (never delete it) and word the warning."""
+        """Rename the bad file to a new backup (never delete it) and word the warning."""
+        backup = self._free_backup_path()
         try:
-            os.replace(self.path, self.backup_path)
+            os.replace(self.path, backup)
         except OSError as exc:
             return (
                 f"Settings file was unreadable ({reason}); using defaults. "
-                f"The old file could not be kept as {self.backup_path.name} "
+                f"The old file could not be kept as {backup.name} "
                 f"({exc.strerror or type(exc).__name__}) and is still at {self.path.name}."
             )
         return (
             f"Settings file was unreadable ({reason}); using defaults. "
-            f"The old file was kept as {self.backup_path.name}."
+            f"The old file was kept as {backup.name}."
         )
 
     def save(self, settings: AppSettings) -> None:
@@ -253,6 +280,7 @@ def build_core_config(
         "compact_prompt": settings.compact_prompt or None,
         "workspace": Path(settings.workspace) if settings.workspace.strip() else None,
         "data_dir": data_dir,
+        "request_timeout": float(settings.request_timeout),
     }
     if settings.instructions.strip():
         fields["instructions"] = settings.instructions

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import errno
 import json
 import os
+import random
 import re
 import stat
 import sys
@@ -12,7 +15,14 @@ from typing import Any
 
 import pytest
 
-from app.core.rollout import RolloutWriter, read_rollout, repair_tail, rollout_path
+from app.core.rollout import (
+    RolloutWriteError,
+    RolloutWriter,
+    read_rollout,
+    repair_tail,
+    resume_rollout,
+    rollout_path,
+)
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -171,17 +181,19 @@ def test_truncated_last_line_warns_then_repair_and_append_work(tmp_path: Path) -
         "Skipped line 2 of s.jsonl: incomplete last line (the app may have stopped while writing)"
     ]
 
-    before = path.read_bytes()
+    torn = path.read_bytes().split(b"\n")[-1]
     repair_tail(path)
-    assert path.read_bytes() == before + b"\n"  # existing bytes untouched
     with RolloutWriter(path) as writer:
         writer.append("event", {"n": 2})
 
     records, warnings = read_rollout(path)
-    # The new record is on its own line and loads; the damaged line stays (nothing is
-    # deleted) and is now an ordinary skipped line, no longer reported as incomplete.
+    # Repaired once: the new record is on its own line and no later open warns again. The
+    # damaged bytes are kept, in a record readers skip.
     assert [r.payload for r in records] == [{"n": 1}, {"n": 2}]
-    assert warnings == ["Skipped line 2 of s.jsonl: not a valid record"]
+    assert warnings == []
+    damaged = [json.loads(line) for line in path.read_text().splitlines()][1]
+    assert damaged["type"] == "damaged_line"
+    assert base64.b64decode(damaged["payload"]["base64"]) == torn
 
 
 def test_repair_tail_leaves_a_clean_file_alone(tmp_path: Path) -> None:
@@ -229,3 +241,240 @@ def test_reading_a_large_rollout_is_linear(tmp_path: Path) -> None:
     records, warnings = read_rollout(path)
     assert len(records) == 5000 and warnings == []
     assert path.stat().st_size > 25_000_000
+
+
+# --- records have an identity: a repeated line is read once ------------------------------------
+
+
+def test_each_record_carries_a_unique_id(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with RolloutWriter(path) as writer:
+        for n in range(50):
+            writer.append("event", {"n": n})
+    records, _ = read_rollout(path)
+    ids = [r.id for r in records]
+    assert all(isinstance(i, str) and i for i in ids)
+    assert len(set(ids)) == 50
+
+
+def test_every_line_duplicated_is_read_once_with_one_warning(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with RolloutWriter(path) as writer:
+        for n in range(4):
+            writer.append("response_item", {"n": n})
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(line + line for line in lines))  # a sync tool's double
+
+    records, warnings = read_rollout(path)
+
+    assert [r.payload["n"] for r in records] == [0, 1, 2, 3]
+    assert warnings == [
+        (
+            "Skipped 4 repeated records in s.jsonl (the same line was saved more than once); "
+            "each is shown once"
+        )
+    ]
+
+
+def test_old_records_without_ids_are_read_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    old = json.dumps({"timestamp": "t", "type": "event", "payload": {"n": 1}})
+    path.write_text(f"{old}\n{old}\n")  # identical old lines may be two real events
+    records, warnings = read_rollout(path)
+    assert [r.payload for r in records] == [{"n": 1}, {"n": 1}]
+    assert [r.id for r in records] == [None, None]
+    assert warnings == []
+
+
+def test_a_file_of_random_bytes_gives_one_summarising_warning(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    noise = random.Random(13).randbytes(20_000)
+    path.write_bytes(noise)
+    bad_lines = sum(1 for line in noise.split(b"\n") if line.strip())
+    assert bad_lines > 40
+
+    records, warnings = read_rollout(path)
+
+    assert records == []
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"Skipped {bad_lines} damaged lines of s.jsonl (lines ")
+    assert "partly unreadable" in warnings[0]
+
+
+# --- resume: lock, repair once, read-only when the file cannot be written -----------------------
+
+
+def _torn_rollout(path: Path) -> bytes:
+    with RolloutWriter(path) as writer:
+        writer.append("event", {"n": 1})
+    torn = b'{"timestamp":"2024-01-01T00:00:00.000Z","type":"respo'
+    with open(path, "ab") as file:
+        file.write(torn)
+    return torn
+
+
+def test_a_torn_line_warns_on_the_open_that_repairs_it_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    _torn_rollout(path)
+
+    first = resume_rollout(path)
+    assert first.writer is not None and first.read_only is None
+    assert first.warnings == [
+        "Skipped line 2 of s.jsonl: incomplete last line (the app may have stopped while writing)"
+    ]
+    first.writer.append("event", {"n": 2})
+    first.writer.close()
+
+    second = resume_rollout(path)
+    assert second.warnings == []
+    assert [r.payload for r in second.records] == [{"n": 1}, {"n": 2}]
+    assert second.writer is not None
+    second.writer.close()
+
+
+def test_a_session_written_elsewhere_opens_read_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with RolloutWriter(path) as writer:
+        writer.append("event", {"n": 1})
+    other = RolloutWriter.exclusive(path)  # another window holds the session
+    try:
+        resumed = resume_rollout(path)
+        assert resumed.writer is None
+        assert resumed.read_only is not None and "open in another Coco window" in resumed.read_only
+        assert [r.payload for r in resumed.records] == [{"n": 1}]
+    finally:
+        other.close()
+    again = resume_rollout(path)
+    assert again.writer is not None and again.read_only is None
+    again.writer.close()
+
+
+def test_a_read_only_session_file_can_still_be_viewed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    torn = _torn_rollout(path)
+    before = path.read_bytes()
+    real_open = os.open
+
+    def refuse_writing(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        # Root ignores permission bits, so refuse as a read-only file would.
+        if Path(file) == path and flags & (os.O_WRONLY | os.O_RDWR):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse_writing)
+    resumed = resume_rollout(path)
+
+    assert resumed.writer is None
+    assert resumed.read_only == (
+        f"This conversation is shown read-only: its file in {tmp_path} cannot be written "
+        "(permission denied). Nothing new can be added to it."
+    )
+    assert [r.payload for r in resumed.records] == [{"n": 1}]
+    assert path.read_bytes() == before and before.endswith(torn)
+    monkeypatch.undo()
+    writable = resume_rollout(path)  # the lock was released: writable again once allowed
+    assert writable.writer is not None
+    writable.writer.close()
+
+
+# --- write failures: one clear exception, no torn line ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "cause"),
+    [
+        (errno.ENOSPC, "the disk is full"),
+        (errno.EROFS, "the folder is read-only"),
+        (errno.EACCES, "permission denied"),
+        (errno.EDQUOT, "the disk quota is full"),
+    ],
+)
+def test_a_failed_append_names_the_folder_and_the_cause_and_leaves_no_torn_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, cause: str
+) -> None:
+    path = tmp_path / "s.jsonl"
+    writer = RolloutWriter(path)
+    writer.append("event", {"n": 1})
+    real_write = os.write
+
+    def write_half_then_fail(fd: int, data: bytes) -> int:
+        if fd != writer.fileno():
+            return real_write(fd, data)
+        if len(data) > 10:
+            return real_write(fd, data[: len(data) // 2])  # a short write, as a full disk does
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "write", write_half_then_fail)
+    with pytest.raises(RolloutWriteError) as caught:
+        writer.append("response_item", {"text": "a streamed reply " * 20})
+    monkeypatch.undo()
+
+    assert caught.value.folder == tmp_path
+    assert caught.value.cause == cause
+    assert str(caught.value) == f"Could not save the conversation in {tmp_path}: {cause}."
+    assert isinstance(caught.value, OSError) and caught.value.errno == code
+    records, warnings = read_rollout(path)
+    assert warnings == []  # the half-written line was cut off again
+    assert [r.payload for r in records] == [{"n": 1}]
+    writer.append("event", {"n": 2})  # writing works again: nothing left in the way
+    writer.close()
+    records, warnings = read_rollout(path)
+    assert [r.payload for r in records] == [{"n": 1}, {"n": 2}] and warnings == []
+
+
+def test_when_the_torn_part_cannot_be_cut_the_next_record_starts_a_new_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    writer = RolloutWriter(path)
+    real_write = os.write
+    calls = 0
+
+    def short_then_fail(fd: int, data: bytes) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return real_write(fd, data[:7])
+        raise OSError(errno.EIO, "Input/output error")
+
+    def no_truncate(fd: int, length: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "write", short_then_fail)
+    monkeypatch.setattr(os, "ftruncate", no_truncate)
+    with pytest.raises(RolloutWriteError, match="input/output error"):
+        writer.append("event", {"n": 1})
+    monkeypatch.undo()
+    writer.append("event", {"n": 2})
+    writer.close()
+
+    records, warnings = read_rollout(path)
+    assert [r.payload for r in records] == [{"n": 2}]
+    assert warnings == ["Skipped line 1 of s.jsonl: not a valid record"]
+
+
+def test_a_folder_that_cannot_be_written_fails_to_open_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def read_only_fs(*args: Any, **kwargs: Any) -> int:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "open", read_only_fs)
+    with pytest.raises(RolloutWriteError) as caught:
+        RolloutWriter(tmp_path / "s.jsonl")
+    assert str(caught.value) == (
+        f"Could not save the conversation in {tmp_path}: the folder is read-only."
+    )
+
+
+def test_a_failed_sync_is_a_write_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with RolloutWriter(tmp_path / "s.jsonl") as writer:
+        writer.append("event", {})
+        monkeypatch.setattr(os, "fsync", full)
+        with pytest.raises(RolloutWriteError, match="the disk is full"):
+            writer.sync()

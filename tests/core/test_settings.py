@@ -17,7 +17,7 @@ from keyring.backends import fail
 from pydantic import ValidationError
 
 from app.core.config import CoreConfig
-from app.core.secrets import SecretStore, SecretStoreError
+from app.core.secrets import SecretStore, SecretStoreError, redact_url
 from app.core.settings import (
     AppSettings,
     SettingsStore,
@@ -452,3 +452,43 @@ def test_empty_base_url(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as error:
         store.set_api_key("  ", KEY)
     assert KEY not in str(error.value)
+
+
+# --- numbered backups, the request timeout, keys in base URLs ----------------------------------
+
+
+def test_a_second_corruption_keeps_the_first_backup(tmp_path: Path) -> None:
+    store = SettingsStore(tmp_path)
+    contents = ['{"first": ', '{"second": ', "[3]"]
+    warnings: list[str] = []
+    for text in contents:
+        store.path.write_text(text, encoding="utf-8")
+        _settings, found = store.load()
+        warnings.extend(found)
+
+    backups = ["settings.json.bak", "settings.json.bak.1", "settings.json.bak.2"]
+    assert [(tmp_path / name).read_text(encoding="utf-8") for name in backups] == contents
+    assert [w.rsplit("kept as ", 1)[1] for w in warnings] == [f"{name}." for name in backups]
+
+
+def test_the_request_timeout_is_a_setting_that_reaches_the_core() -> None:
+    assert AppSettings().request_timeout == 600
+    settings = AppSettings(provider="openai", request_timeout=90)
+    config = build_core_config(settings, api_key=KEY, data_dir=DATA, env={})
+    assert config.request_timeout == 90.0
+    for bad in (0, 5, 7200):
+        with pytest.raises(ValidationError, match="between 10 and 3600 seconds"):
+            AppSettings(request_timeout=bad)
+
+
+def test_redact_url_removes_a_key_in_the_path_and_credentials() -> None:
+    key = "sk-proj-abcdefghijklmnop"
+    assert redact_url(f"https://gw.example/{key}/v1", [key]) == "https://gw.example/[redacted]/v1"
+    assert (
+        redact_url("https://user:hunter22@gw.example/v1") == "https://user:[redacted]@gw.example/v1"
+    )
+    assert (
+        redact_url("https://gw.example/v1?api_key=abc123&region=eu")
+        == "https://gw.example/v1?api_key=[redacted]&region=eu"
+    )
+    assert redact_url("http://localhost:11434/v1", ["x"]) == "http://localhost:11434/v1"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core import tools as tools_module
 from app.core.tools import MAX_LIST_ENTRIES, ToolResult, WorkspaceTools
 
 SECRET = "TOP-SECRET-CONTENT"
@@ -208,18 +209,110 @@ async def test_read_empty_file(tools: WorkspaceTools, layout: tuple[Path, Path])
     assert result == ToolResult("empty.txt: empty file (0 lines)", ok=True)
 
 
-@pytest.mark.parametrize("path", ["bin.dat", "latin1.txt"])
-async def test_binary_files_are_not_shown(tools: WorkspaceTools, path: str) -> None:
-    result = await call(tools, "read_file", path=path)
-    assert result == ToolResult(f"binary file, not shown: {path}", ok=False)
+async def test_binary_files_are_not_shown(tools: WorkspaceTools) -> None:
+    result = await call(tools, "read_file", path="bin.dat")
+    assert result == ToolResult("binary file, not shown: bin.dat", ok=False)
 
 
-async def test_undecodable_bytes_far_into_a_file_count_as_binary(
+async def test_a_latin1_file_is_decoded_and_the_encoding_named(tools: WorkspaceTools) -> None:
+    result = await call(tools, "read_file", path="latin1.txt")
+    assert result == ToolResult(
+        "latin1.txt: lines 1-1 of 1 (not UTF-8: decoded as Windows-1252 (Latin-1))\n"
+        "   1\thello café",
+        ok=True,
+    )
+
+
+async def test_a_latin1_line_far_into_a_file_switches_the_whole_read(
     tools: WorkspaceTools, layout: tuple[Path, Path]
 ) -> None:
-    (layout[0] / "late.txt").write_bytes(b"ok line\n" * 5000 + b"\xff\xfe\n")
+    (layout[0] / "late.txt").write_bytes(b"ok line\n" * 5000 + b"na\xefve\n")
+    result = await call(tools, "read_file", path="late.txt", start_line=5000)
+    assert result.output.endswith("5000\tok line\n5001\tnaïve")
+    assert "decoded as Windows-1252" in result.output
+
+
+async def test_search_finds_text_in_a_latin1_file(tools: WorkspaceTools) -> None:
+    result = await call(tools, "search_text", query="CAFÉ")
+    assert result == ToolResult("latin1.txt:1: hello café", ok=True)
+
+
+@pytest.mark.parametrize("tail", [b"\x01\x02\x03\xff\n", b"late \x00 nul\n"])
+async def test_control_bytes_far_into_a_file_count_as_binary(
+    tools: WorkspaceTools, layout: tuple[Path, Path], tail: bytes
+) -> None:
+    (layout[0] / "late.txt").write_bytes(b"ok line\n" * 5000 + tail)
     result = await call(tools, "read_file", path="late.txt")
     assert result == ToolResult("binary file, not shown: late.txt", ok=False)
+
+
+def _bytes_read_by_this_process() -> int:
+    with open("/proc/self/io") as io:
+        fields = dict(line.split(": ") for line in io.read().splitlines())
+    return int(fields["rchar"])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux's /proc/self/io")
+async def test_a_line_range_stops_reading_at_its_end(
+    tools: WorkspaceTools, layout: tuple[Path, Path]
+) -> None:
+    """A text header, then 256 MB of sparse nothing: reading line 1 must not read the rest."""
+    path = layout[0] / "sparse.log"
+    header = b"".join(b"header line %04d of the log, padding it.\n" % n for n in range(1, 301))
+    with path.open("wb") as file:
+        file.write(header)
+        file.truncate(256 * 1024 * 1024)
+    before = _bytes_read_by_this_process()
+
+    result = await call(tools, "read_file", path="sparse.log", start_line=2, end_line=3)
+
+    read = _bytes_read_by_this_process() - before
+    assert result.ok
+    assert result.output.splitlines() == [
+        f"sparse.log: lines 2-3 of a {256 * 1024 * 1024}-byte file (more lines follow)",
+        "   2\theader line 0002 of the log, padding it.",
+        "   3\theader line 0003 of the log, padding it.",
+    ]
+    assert read < 1024 * 1024, f"read {read} bytes for two lines"
+
+
+async def test_an_overlong_line_is_cut_not_held(layout: tuple[Path, Path]) -> None:
+    tools = WorkspaceTools(layout[0], output_budget_tokens=10**6)  # no middle truncation
+    line = b"x" * (tools_module.MAX_LINE_BYTES + 5000)
+    (layout[0] / "one.min.js").write_bytes(line + b"\nsecond\n")
+    result = await call(tools, "read_file", path="one.min.js", start_line=1, end_line=2)
+    lines = result.output.splitlines()
+    assert lines[0] == "one.min.js: lines 1-2 of 2"
+    assert lines[1].endswith("x … [line cut: 5000 more bytes]")
+    assert len(lines[1]) < tools_module.MAX_LINE_BYTES + 100
+    assert lines[2] == "   2\tsecond"
+
+
+async def test_lines_deep_in_a_file_are_found_across_chunks(
+    tools: WorkspaceTools, layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tools_module, "READ_CHUNK_BYTES", 7)  # chunk edges fall mid-line
+    (layout[0] / "n.txt").write_text("".join(f"line {n}\n" for n in range(1, 3001)) + "end")
+    result = await call(tools, "read_file", path="n.txt", start_line=2999, end_line=3001)
+    assert (
+        result.output
+        == "n.txt: lines 2999-3001 of 3001\n2999\tline 2999\n3000\tline 3000\n3001\tend"
+    )
+    past = await call(tools, "read_file", path="n.txt", start_line=3002)
+    assert past == ToolResult("start_line (3002) is past the end of n.txt (3001 lines)", ok=False)
+
+
+async def test_an_open_ended_range_stops_at_the_read_limit(
+    tools: WorkspaceTools, layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tools_module, "MAX_READ_BYTES", 40)
+    (layout[0] / "n.txt").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    result = await call(tools, "read_file", path="n.txt", start_line=10)
+    lines = result.output.splitlines()
+    assert lines[0] == "n.txt: lines 10-14 of a 792-byte file (more lines follow)"
+    assert lines[-1] == (
+        "(stopped after line 14: more than 40 bytes were read; continue with start_line=15)"
+    )
 
 
 async def test_missing_file(tools: WorkspaceTools) -> None:
@@ -304,6 +397,7 @@ async def test_search_is_case_insensitive_and_skips_git_and_binary(tools: Worksp
     assert result.output.splitlines() == [
         ".hidden:1: hello hidden",
         "a.txt:1: hello",
+        "latin1.txt:1: hello café",  # Latin-1 text is text, bin.dat is not
         "link_in:1: hello",
         "sub/b.py:2: return 'HeLLo again'",
     ]

@@ -23,6 +23,23 @@ ErrorCategory = Literal[
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "connection", "stream", "malformed"})
 
 
+@dataclass(frozen=True)
+class RetryWait:
+    """What a retry notice needs to show: how long before the next attempt, and why.
+
+    ``requested`` is the server's own Retry-After when it sent one (it may exceed ``seconds``,
+    which is capped at ``app.core.sampling.MAX_SERVER_WAIT``)."""
+
+    seconds: float
+    reason: str
+    requested: float | None = None
+
+    @property
+    def capped(self) -> bool:
+        """True when the server asked for a longer wait than Coco waits."""
+        return self.requested is not None and self.requested > self.seconds
+
+
 class ProviderError(Exception):
     """A failed model request, classified. ``str()`` never contains the API key."""
 
@@ -34,6 +51,7 @@ class ProviderError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         code: str | None = None,
+        details: str | None = None,
     ) -> None:
         super().__init__(message)
         self.category: ErrorCategory = category
@@ -41,6 +59,12 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.code = code
+        # The technical detail behind ``message`` (raw status line, page excerpt, parser
+        # error), for a "details" view; like ``message``, it never contains the key.
+        self.details = details
+        # Set by the retry loop just before it announces a retry: the delay in seconds and
+        # the reason in words.
+        self.retry_wait: RetryWait | None = None
 
     @property
     def retryable(self) -> bool:

@@ -32,7 +32,7 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload
+from .errors import classify_error_payload, refuse_web_page
 from .openai_client import OpenAIClientProvider
 from .sse import json_events, json_int, json_objects, usage_from_json
 
@@ -188,6 +188,9 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         except Exception as exc:
             raise self._error(exc) from exc
         try:
+            await refuse_web_page(
+                sdk_stream.response, base_url=self.base_url, secrets=self._secrets
+            )
             # The raw SSE, like ResponsesProvider.stream: the SDK's typed chunk objects cost
             # several times more than reading the stream itself.
             async for chunks in json_events(sdk_stream.response.aiter_bytes()):

@@ -9,6 +9,8 @@ first in every case, because the core reacts to it differently from every other 
 from __future__ import annotations
 
 import email.utils
+import html
+import http
 import json
 import re
 import time
@@ -19,6 +21,7 @@ import httpx2
 import openai
 import pydantic
 
+from ..secrets import redact_url
 from .base import ErrorCategory, ProviderError
 
 # Phrases servers use for "the input does not fit the context window" (compaction-spec.md §5).
@@ -88,6 +91,117 @@ def scrub_secrets(text: str, secrets: Iterable[str] = ()) -> str:
             text = text.replace(secret, _REDACTED)
     text = _KEY_LIKE.sub(_REDACTED, text)
     return _BEARER.sub(lambda m: m.group(1) + _REDACTED, text)
+
+
+# --- replies that are not the API: web pages, undecodable bytes -------------------------------
+
+_HTML_START = re.compile(r"^\s*(?:<!doctype\s+html|<html|<head|<body|<title|<!--)", re.IGNORECASE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_TAG = re.compile(r"<[^>]+>")
+_MAX_DETAILS = 2000
+# How much of a web page is read to describe it (its title, the start of its text).
+WEB_PAGE_SNIFF_BYTES = 64 * 1024
+
+
+def looks_like_html(text: str) -> bool:
+    """True when ``text`` is a web page rather than JSON or an event stream."""
+    return bool(_HTML_START.match(text[:1000]))
+
+
+def _status_text(status: int) -> str:
+    try:
+        return f"{status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return str(status)
+
+
+def _page_summary(page: str) -> str:
+    """The title and the start of the visible text of a web page, for the details view."""
+    match = _HTML_TITLE.search(page)
+    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
+    text = " ".join(html.unescape(_HTML_TAG.sub(" ", _HTML_TITLE.sub(" ", page))).split())
+    parts = [f"page title: {title}"] if title else []
+    if text:
+        parts.append(f"page text: {text[:300]}")
+    return "; ".join(parts)
+
+
+def _details(*parts: str, secrets: tuple[str, ...] = ()) -> str:
+    text = scrub_secrets("\n".join(part for part in parts if part), secrets)
+    return text if len(text) <= _MAX_DETAILS else text[: _MAX_DETAILS - 1] + "…"
+
+
+def web_page_error(
+    page: str, *, base_url: str, status: int | None, secrets: Iterable[str] = ()
+) -> ProviderError:
+    """The error for a web page where the API's JSON or event stream was expected: a proxy's
+    error page (nginx "502 Bad Gateway"), a network login page, a website at the base URL.
+
+    A server error page (5xx) is retried like any server error; anything else is not, since
+    the same address gives the same page.
+    """
+    secrets = tuple(secrets)
+    where = f" (HTTP {_status_text(status)})" if status is not None else ""
+    message = f"the server answered with a web page instead of the API{where}"
+    if status is not None and status >= 500:
+        message += " — is the base URL right? If it is, the service behind it may be down."
+        category: ErrorCategory = "server"
+    elif status is None or status < 300:
+        message += (
+            " — is the base URL right? A network login page (hotel, train or café Wi-Fi) "
+            "can also answer in its place."
+        )
+        category = "bad_request"
+    else:
+        message += " — is the base URL right?"
+        category = "not_found" if status == 404 else "bad_request"
+    details = _details(
+        f"{base_url}: HTTP {_status_text(status)}" if status is not None else base_url,
+        _page_summary(page),
+        page[:_MAX_DETAILS],
+        secrets=secrets,
+    )
+    return ProviderError(
+        category, scrub_secrets(message, secrets), status=status, code="web_page", details=details
+    )
+
+
+async def refuse_web_page(
+    response: httpx2.Response, *, base_url: str, secrets: Iterable[str] = ()
+) -> None:
+    """Raise :func:`web_page_error` when a streaming response is a web page (``text/html``),
+    reading at most :data:`WEB_PAGE_SNIFF_BYTES` of it to describe it; else do nothing."""
+    content_type = response.headers.get("content-type", "").lower()
+    if "text/html" not in content_type:
+        return
+    body = b""
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= WEB_PAGE_SNIFF_BYTES:
+            break
+    page = body[:WEB_PAGE_SNIFF_BYTES].decode(response.encoding or "utf-8", errors="replace")
+    raise web_page_error(page, base_url=base_url, status=response.status_code, secrets=secrets)
+
+
+def _unreadable_reply(
+    exc: json.JSONDecodeError | UnicodeDecodeError, base_url: str, secrets: tuple[str, ...]
+) -> ProviderError:
+    """A reply that could not be parsed, in words; the parser's message goes to details."""
+    if isinstance(exc, json.JSONDecodeError) and looks_like_html(exc.doc):
+        return web_page_error(exc.doc, base_url=base_url, status=None, secrets=secrets)
+    technical = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, UnicodeDecodeError):
+        message = (
+            "the server sent bytes that are not text (invalid UTF-8) where the API's JSON "
+            "was expected — is the base URL an OpenAI-compatible API?"
+        )
+        detail = f"{technical}; bytes near the error: {exc.object[exc.start : exc.start + 16]!r}"
+    else:
+        message = "the server sent a reply that is not valid JSON, so it could not be read"
+        detail = f"{technical}; reply starts: {exc.doc[:200]!r}"
+    return ProviderError(
+        "malformed", message, code="unreadable", details=_details(base_url, detail, secrets=secrets)
+    )
 
 
 def auth_message(base_url: str) -> str:
@@ -174,6 +288,7 @@ def classify_error_payload(
     failure is worth a retry unless the code says otherwise.
     """
     secrets = tuple(secrets)
+    base_url = redact_url(base_url, secrets)
     message, code, type_ = _error_fields(payload, "the server reported an error")
     message = _clip(scrub_secrets(message, secrets))
     if is_context_overflow(code, message, type_):
@@ -205,6 +320,9 @@ def _classify_status(
     exc: openai.APIStatusError, base_url: str, secrets: tuple[str, ...]
 ) -> ProviderError:
     status = exc.status_code
+    if isinstance(exc.body, str) and looks_like_html(exc.body) and status not in (401, 403):
+        # (A login wall's 401/403 page still means the key was refused: classified below.)
+        return web_page_error(exc.body, base_url=base_url, status=status, secrets=secrets)
     raw_message, code, type_ = _error_fields(exc.body, exc.message)
     code = code or exc.code
     type_ = type_ or exc.type
@@ -238,6 +356,34 @@ def _classify_status(
 def classify_exception(
     exc: BaseException, base_url: str, *, secrets: Iterable[str] = ()
 ) -> ProviderError:
+    """Map an exception raised by a model request to a ``ProviderError`` (see
+    :func:`_classify`). The message and details never contain ``secrets``, even where the
+    base URL itself holds the key; ``details`` keeps the technical cause."""
+    secrets = tuple(secrets)
+    if isinstance(exc, ProviderError):
+        return exc
+    error = _classify(exc, redact_url(base_url, secrets), secrets)
+    if error.details is None and isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+        error.details = _details(f"HTTP {_status_text(exc.status_code)}", body, secrets=secrets)
+    elif error.details is None:
+        raw = str(exc).strip() or type(exc).__name__
+        error.details = _details(f"{type(exc).__name__}: {raw}", secrets=secrets)
+    return _scrubbed(error, secrets)
+
+
+def _scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
+    """``error`` with the secrets taken out of its message (the base URL may hold the key)."""
+    message = scrub_secrets(error.message, secrets)
+    if message != error.message:
+        error.message = message
+        error.args = (message,)
+    if error.details is not None:
+        error.details = scrub_secrets(error.details, secrets)
+    return error
+
+
+def _classify(exc: BaseException, base_url: str, secrets: tuple[str, ...]) -> ProviderError:
     """Map an exception raised by a model request to a ``ProviderError``.
 
     Status errors map by code (overflow first, whatever the status); in-band ``APIError``\\ s
@@ -245,15 +391,12 @@ def classify_exception(
     response) or ``stream`` (the body was cut); undecodable payloads to ``malformed``. No
     message ever contains ``secrets`` or anything shaped like an API key.
     """
-    secrets = tuple(secrets)
-    if isinstance(exc, ProviderError):
-        return exc
     if isinstance(exc, openai.APIStatusError):
         return _classify_status(exc, base_url, secrets)
     if isinstance(exc, openai.APIResponseValidationError):
         return ProviderError("malformed", f"unexpected response from {base_url}: {exc.message}")
     if isinstance(exc, openai.APITimeoutError):
-        return ProviderError("connection", f"could not reach {base_url}: timed out")
+        return _timed_out(base_url)
     if isinstance(exc, openai.APIConnectionError):
         # The SDK wraps transport errors raised while reading a stream the same way as
         # failed connects; a protocol/read error underneath means the body was cut.
@@ -275,14 +418,22 @@ def classify_exception(
             base_url=base_url,
             secrets=secrets,
         )
+    if isinstance(exc, httpx2.ReadTimeout):
+        return ProviderError(
+            "connection",
+            "the server stopped sending: nothing arrived for the whole request timeout",
+            code="timeout",
+        )
     if isinstance(exc, httpx2.TimeoutException):
-        return ProviderError("connection", f"could not reach {base_url}: timed out")
+        return _timed_out(base_url)
     if isinstance(exc, (httpx2.RemoteProtocolError, httpx2.ReadError)):
         return _stream_cut(exc, secrets)
     if isinstance(exc, (httpx2.ConnectError, httpx2.TransportError, OSError)):
         reason = scrub_secrets(_reason(exc), secrets)
         return ProviderError("connection", f"could not reach {base_url}: {_clip(reason)}")
-    if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, UnicodeDecodeError)):
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return _unreadable_reply(exc, base_url, secrets)
+    if isinstance(exc, pydantic.ValidationError):
         detail = scrub_secrets(
             str(exc).splitlines()[0] if str(exc) else type(exc).__name__, secrets
         )
@@ -292,6 +443,10 @@ def classify_exception(
         return ProviderError("connection", f"could not reach {base_url}: {_clip(reason)}")
     detail = scrub_secrets(str(exc) or type(exc).__name__, secrets)
     return ProviderError("bad_request", f"request to {base_url} failed: {_clip(detail)}")
+
+
+def _timed_out(base_url: str) -> ProviderError:
+    return ProviderError("connection", f"could not reach {base_url}: timed out", code="timeout")
 
 
 def _stream_cut(exc: BaseException, secrets: tuple[str, ...]) -> ProviderError:

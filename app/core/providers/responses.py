@@ -24,7 +24,7 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload, is_context_overflow
+from .errors import classify_error_payload, is_context_overflow, refuse_web_page
 from .openai_client import OpenAIClientProvider
 from .sse import json_events, usage_from_json
 
@@ -99,6 +99,9 @@ class ResponsesProvider(OpenAIClientProvider):
             raise self._error(exc) from exc
         items_done = 0
         try:
+            await refuse_web_page(
+                sdk_stream.response, base_url=self.base_url, secrets=self._secrets
+            )
             async for events in json_events(sdk_stream.response.aiter_bytes()):
                 for event in events:
                     if not isinstance(event, dict):
