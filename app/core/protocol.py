@@ -76,6 +76,7 @@ ErrorKind = Literal[
     "compaction",
     "invalid_op",
     "message_too_large",
+    "storage",
     "tool",
     "internal",
 ]
@@ -224,6 +225,11 @@ class StreamError(_Event):
     attempt: int
     max_attempts: int
     details: str = ""
+    # Why Coco retries, in words, and how long it waits before the next attempt (a server's
+    # Retry-After is capped at a minute; ``requested_seconds`` is what the server asked for).
+    reason: str = ""
+    wait_seconds: float | None = None
+    requested_seconds: float | None = None
 
 
 class Warning(_Event):

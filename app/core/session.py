@@ -23,6 +23,7 @@ from .compaction.runner import Compactor
 from .config import CoreConfig
 from .event_stream import EventStream
 from .history import ContextHistory
+from .history_repair import pair_tool_calls
 from .items import (
     ENVIRONMENT_CONTEXT_OPEN,
     Item,
@@ -37,9 +38,11 @@ from .items import (
 )
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.factory import make_provider
-from .rollout import RolloutWriter, read_rollout, repair_tail, rollout_path
+from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
+from .secrets import redact_url
 from .session_index import SessionIndex, SessionInfo
+from .session_lock import SessionInUse
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
 from .transcript import Transcript
@@ -64,6 +67,15 @@ class TurnFailed(Exception):
     """A turn ended with an error that was already reported as an event."""
 
 
+class ReadOnlySession(Exception):
+    """The conversation can only be viewed (another Coco writes it, or its file cannot be
+    written); the message says why in words."""
+
+
+# What cannot be saved ends the turn with an error in words; the session goes on.
+STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
+
+
 class Session:
     """One conversation with a model. Create with ``await Session.open(config)``."""
 
@@ -85,6 +97,7 @@ class Session:
         self._active_kind: Literal["regular", "compact"] | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._writer: RolloutWriter | None = None
+        self._read_only: str | None = None  # why nothing can be written, when it cannot
         self._path = rollout_path(config.sessions_dir, session_id)
         self._created_at = _now()
         self._title: str | None = None
@@ -255,7 +268,10 @@ class Session:
         if self._provider is not None:
             await self._provider.close()
         if self._writer is not None:
-            self._writer.sync()
+            try:
+                self._writer.sync()
+            except RolloutWriteError as exc:
+                self._emit(p.Error(message=str(exc), kind="storage"))
             self._writer.close()
         self._emit(p.ShutdownComplete())
         self._events.end()
@@ -293,10 +309,19 @@ class Session:
         self._events.put(event)
 
     def _record(self, kind: str, payload: dict[str, Any]) -> None:
+        """Append one record; raises ``RolloutWriteError`` (in words) or ``ReadOnlySession``."""
+        if self._read_only is not None:
+            raise ReadOnlySession(self._read_only)
         if self._writer is None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RolloutWriteError(self._path, exc) from exc
             fresh = not self._path.exists()
-            self._writer = RolloutWriter(self._path)
+            try:
+                self._writer = RolloutWriter.exclusive(self._path)
+            except SessionInUse as exc:
+                raise ReadOnlySession(str(exc)) from exc
             if fresh:
                 self._writer.append("session_meta", self._meta())
         self._writer.append(kind, payload)
@@ -308,27 +333,35 @@ class Session:
             "id": self.id,
             "created_at": self._created_at,
             "model": self._config.model,
-            "base_url": self._config.base_url,  # never the key
+            # never the key, also where a key is part of the URL itself
+            "base_url": redact_url(
+                self._config.base_url, [self._config.api_key.get_secret_value()]
+            ),
             "wire_api": self._config.wire_api,
             "workspace": str(self._config.workspace) if self._config.workspace else None,
             "coco_version": __version__,
         }
 
     def _append_item(self, item: Item, turn_id: str, *, interrupted: bool = False) -> None:
-        """Add an item to history, transcript and rollout."""
-        self._history.append(item)
-        self._compactor.undo.note_appended(item)
-        self._turn_items.append(item)
-        self._transcript.add_item(item, turn_id, interrupted=interrupted)
+        """Add an item to rollout, history and transcript; saved first, so an item that could
+        not be saved is in none of them."""
         payload: dict[str, Any] = {"item": item, "turn_id": turn_id}
         if interrupted:
             payload["interrupted"] = True
         self._record("response_item", payload)
+        self._history.append(item)
+        self._compactor.undo.note_appended(item)
+        self._turn_items.append(item)
+        self._transcript.add_item(item, turn_id, interrupted=interrupted)
 
     def _note(self, kind: Literal["error", "warning", "background"], message: str) -> None:
-        """An error/warning/background line worth showing again after resume."""
+        """An error/warning/background line worth showing again after resume (when it can be
+        saved: a note about a failed write must not fail in turn)."""
         self._transcript.add_note(kind, message)
-        self._record("event", {"kind": kind, "message": message})
+        try:
+            self._record("event", {"kind": kind, "message": message})
+        except STORAGE_ERRORS:
+            pass
 
     def _error(self, message: str, kind: p.ErrorKind, turn_id: str | None = None) -> None:
         self._note("error", message)
@@ -402,10 +435,17 @@ class Session:
     def _resume(self) -> None:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
-        records, warnings = read_rollout(self._path)
+        resumed = resume_rollout(self._path)
+        records, warnings = resumed.records, list(resumed.warnings)
         self._replay(records)
-        repair_tail(self._path)
-        self._writer = RolloutWriter(self._path)
+        self._writer, self._read_only = resumed.writer, resumed.read_only
+        if resumed.read_only:
+            warnings.append(resumed.read_only)
+        # A crash between a tool call and its output would make every later request fail.
+        repair = pair_tool_calls(self._history.raw_items())
+        if repair.changed:
+            self._history.replace(repair.items)
+            warnings.append(f"Repaired this conversation: {repair.describe()}.")
         self._emit(
             p.SessionConfigured(
                 session_id=self.id,
@@ -504,6 +544,7 @@ class Session:
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
         self._turn_items = []
+        user_saved = False
         try:
             if not self._message_fits(turn_id, op.text):
                 raise TurnFailed
@@ -527,13 +568,20 @@ class Session:
                 self._compactor.unchanged_since_compaction,
             )
             self._record_user_message(turn_id, op.text)
+            user_saved = True
             await self._maybe_compact_before_turn(turn_id, previous_model, *before)
             last_message = await self._sampling_loop(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
-            self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
+            try:
+                self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
+            except STORAGE_ERRORS as exc:
+                self._storage_failed(turn_id, exc, None)
         except TurnFailed:
             status = "failed"
+        except STORAGE_ERRORS as exc:
+            status = "failed"
+            self._storage_failed(turn_id, exc, None if user_saved else op.text)
         except Exception as exc:  # noqa: BLE001 - never leave a turn without turn_complete
             status = "failed"
             self._error(f"Internal error: {exc}", "internal", turn_id)
@@ -544,6 +592,17 @@ class Session:
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
             )
         )
+
+    def _storage_failed(self, turn_id: str, exc: Exception, unsaved_text: str | None) -> None:
+        """Saving failed: say so in words; the user's message, when it was not saved, goes back
+        to the composer. What was shown stays on screen; the next turn tries to save again."""
+        message = str(exc)
+        if isinstance(exc, RolloutWriteError):
+            message += " What is on screen was not saved; free some space (or fix the folder's "
+            message += "permissions) and send again."
+        self._emit(p.Error(message=message, kind="storage", turn_id=turn_id))
+        if unsaved_text is not None:
+            self._emit(p.MessageNotSent(turn_id=turn_id, text=unsaved_text, reason=message))
 
     def _message_fits(self, turn_id: str, text: str) -> bool:
         """Refuse, before anything is sent or stored, a message that cannot fit the window even
@@ -591,7 +650,10 @@ class Session:
 
     def _finish_turn(self) -> None:
         if self._writer is not None:
-            self._writer.sync()
+            try:
+                self._writer.sync()
+            except RolloutWriteError as exc:
+                self._emit(p.Error(message=str(exc), kind="storage"))
         self._update_index()
 
     def _ensure_initial_context(self, turn_id: str) -> None:
@@ -616,7 +678,8 @@ class Session:
         return ModelRequest(
             model=config.model,
             instructions=config.instructions,
-            input=list(self._history.raw_items()),  # items are never mutated in place
+            # Every call paired with an output (items are never mutated in place).
+            input=pair_tool_calls(self._history.raw_items()).items,
             tools=self._tools.specs() if tools else [],
             prompt_cache_key=self.id,
             reasoning_effort=config.reasoning_effort,
@@ -811,6 +874,7 @@ class Session:
 
     def _retry_notice(self, turn_id: str) -> Any:
         def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
+            wait = error.retry_wait
             self._emit(
                 p.StreamError(
                     turn_id=turn_id,
@@ -818,6 +882,9 @@ class Session:
                     attempt=attempt,
                     max_attempts=max_attempts,
                     details=_describe(error),
+                    reason=wait.reason if wait is not None else "",
+                    wait_seconds=wait.seconds if wait is not None else None,
+                    requested_seconds=wait.requested if wait is not None else None,
                 )
             )
 
@@ -904,6 +971,9 @@ class Session:
                 status = "failed"
         except asyncio.CancelledError:
             status = "aborted"
+        except STORAGE_ERRORS as exc:
+            status = "failed"
+            self._storage_failed(turn_id, exc, None)
         finally:
             self._finish_turn()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
@@ -923,14 +993,18 @@ class Session:
         return entry.item_id
 
     def _undo_compaction(self) -> None:
-        refusal = self._compactor.undo.refusal
-        item_id = self._restore_before_compaction()
+        item_id = self._compactor.undo.item_id
         if item_id is None:
-            self._emit(p.Error(message=refusal, kind="invalid_op"))
+            self._emit(p.Error(message=self._compactor.undo.refusal, kind="invalid_op"))
             return
-        self._record("compaction_undone", {"item_id": item_id})
-        if self._writer is not None:
-            self._writer.sync()
+        try:  # saved first: an undo that could not be saved is not done
+            self._record("compaction_undone", {"item_id": item_id})
+            if self._writer is not None:
+                self._writer.sync()
+        except STORAGE_ERRORS as exc:
+            self._emit(p.Error(message=str(exc), kind="storage"))
+            return
+        self._restore_before_compaction()
         self._emit(p.CompactionUndone(item_id=item_id, tokens=self._history.usage()))
         self._emit_usage()
 

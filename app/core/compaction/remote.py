@@ -54,8 +54,14 @@ async def compact_remotely(
             result = await provider.compact(request, extra_headers=COMPACTION_HEADERS)
         except ProviderError as error:
             failures += 1
+            # A stalled compaction is not waited out again: the fallback is quicker.
             await wait_before_retry(
-                error, failures, max_retries=max_retries, base_delay=base_delay, on_retry=on_retry
+                error,
+                failures,
+                max_retries=max_retries,
+                base_delay=base_delay,
+                on_retry=on_retry,
+                retry_stalls=False,
             )
             continue
         if not any(

@@ -445,6 +445,7 @@ class Compactor:
                 "model context window."
             )
             self._emit(p.Background(turn_id=turn_id, message=message))
+        previous = (self.compacted_version, self.post_compaction_usage)
         self._history.replace(new_items)
         self.compacted_version = self._history.version
         self._usage_reset()
@@ -475,15 +476,21 @@ class Compactor:
             "pruned_outputs": result.pruned_outputs,
             "shrunk": result.shrunk,
         }
-        self._record(
-            "compacted",
-            {
-                "message": summary_text(result.summary) if shown_summary else "",
-                "replacement_history": new_items,
-                "undoable": True,
-                **marker,
-            },
-        )
+        try:
+            self._record(
+                "compacted",
+                {
+                    "message": summary_text(result.summary) if shown_summary else "",
+                    "replacement_history": new_items,
+                    "undoable": True,
+                    **marker,
+                },
+            )
+        except Exception:
+            # Not saved, not done: the history goes back to what the rollout says it is.
+            self._history.restore(before)
+            self.compacted_version, self.post_compaction_usage = previous
+            raise
         self._transcript.add_compaction(marker)
         self.undo.offer(item_id, before)
         self._emit_usage()  # after the record: resume restores usage from the token count
