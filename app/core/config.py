@@ -33,6 +33,12 @@ class CoreConfig(BaseModel):
     remote_fallback_to_local: bool = True
     # Automatic compaction first tries replacing old tool outputs with stubs (no model call).
     prune_tool_outputs: bool = True
+    # Responses wire, remote compaction on: every turn asks the server to compact inside the
+    # response past the auto-compact limit (``context_management``, spec section 4 form c).
+    server_side_compaction: bool = False
+    # The offline demo model: requests carry ``x-coco-request-kind`` so it knows a compaction
+    # request without guessing. Never sent to any other server.
+    demo_hints: bool = False
     compact_prompt: str | None = None
     compaction_model: str | None = None
     summary_style: Literal["handoff", "checkpoint"] = "handoff"

@@ -61,7 +61,7 @@ Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown
 # -------------------------------------------------------------------------------------- events
 
 TurnKind = Literal["regular", "compact", "undo"]
-Trigger = Literal["manual", "auto", "overflow"]
+Trigger = Literal["manual", "auto", "overflow", "server"]
 Strategy = Literal["local", "remote", "remote_then_local", "prune"]
 ErrorKind = Literal[
     "auth",
@@ -198,6 +198,10 @@ class ContextCompacted(_Event):
     summary_cut_short: bool = False
     kept_previous_summary: bool = False
     pruned_outputs: int = 0  # strategy "prune": how many tool outputs became stubs
+    # Strategy "remote" / "remote_then_local": which form the server was asked in ("trigger":
+    # a compaction_trigger item on /responses, "standalone": /responses/compact, "server":
+    # compaction inside a turn's response); for remote_then_local, the last form tried.
+    remote_form: str | None = None
     # What checking the result against the target cut: dropped_messages, truncated_messages,
     # summary_truncated. None when nothing was cut.
     shrunk: dict[str, Any] | None = None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import protocol as p
+from .capabilities import RemoteCapabilities
 from .compaction import policy
 from .compaction.fit import truncate_text
 from .compaction.rebuild import build_compacted_history
@@ -29,6 +30,7 @@ from .items import (
     Item,
     assistant_message,
     function_call_output,
+    is_compaction_item,
     is_message,
     item_type,
     last_assistant_text,
@@ -117,6 +119,8 @@ class Session:
             usage_reset=self._reset_usage,
             emit_usage=self._emit_usage,
             retry_notice=self._retry_notice,
+            turn_request=self._build_request,
+            capabilities=RemoteCapabilities(config.data_dir),
         )
         self._last_turn_model: str | None = None
         self._turn_items: list[Item] = []  # what the running turn added to the history
@@ -673,18 +677,45 @@ class Session:
             return []
         return [user_message(self._tools.environment_context())]
 
-    def _build_request(self, *, tools: bool = True) -> ModelRequest:
+    def _build_request(
+        self, input_items: list[Item] | None = None, *, turn: bool = False
+    ) -> ModelRequest:
+        """A request with a turn's fields for ``input_items`` (default: the history). ``turn``:
+        a turn's own request, which may ask the server to compact inside its response."""
         config = self._config
+        items = self._history.raw_items() if input_items is None else input_items
         return ModelRequest(
             model=config.model,
             instructions=config.instructions,
             # Every call paired with an output (items are never mutated in place).
-            input=pair_tool_calls(self._history.raw_items()).items,
-            tools=self._tools.specs() if tools else [],
+            input=pair_tool_calls(items).items,
+            tools=self._tools.specs(),
             prompt_cache_key=self.id,
             reasoning_effort=config.reasoning_effort,
             include_encrypted_reasoning=config.is_reasoning_model,
+            context_management=self._server_compaction() if turn else None,
         )
+
+    def _client_compacts(self) -> bool:
+        """Whether Coco compacts automatically before and inside turns: not when the server
+        does it inside the response (it would always come first at the same limit). An
+        overflow is still Coco's to recover from."""
+        return self._config.auto_compact and self._server_compaction() is None
+
+    def _server_compaction(self) -> list[dict[str, Any]] | None:
+        """``context_management`` for a turn request (spec section 4, form c), when the user
+        turned server-side compaction on and the server speaks the Responses API."""
+        config = self._config
+        limit = self._limit()
+        if not (
+            config.server_side_compaction
+            and config.remote_compaction
+            and config.auto_compact
+            and config.wire_api == "responses"
+            and limit is not None
+        ):
+            return None
+        return [{"type": "compaction", "compact_threshold": limit}]
 
     async def _sampling_loop(
         self, turn_id: str, text: str, attempt_box: list[StreamAttempt]
@@ -708,7 +739,7 @@ class Session:
             try:
                 attempt = await sample(
                     self._get_provider(),
-                    self._build_request(),
+                    self._build_request(turn=True),
                     max_retries=self._config.max_retries,
                     base_delay=self._config.retry_base_delay,
                     on_retry=self._retry_notice(turn_id),
@@ -755,7 +786,7 @@ class Session:
                 await self._run_tool(turn_id, call)
             compactor = self._compactor
             if policy.should_compact_mid_turn(
-                auto=self._config.auto_compact,
+                auto=self._client_compacts(),
                 usage=self._history.usage(),
                 limit=self._limit(),
                 unchanged_since_compaction=compactor.unchanged_since_compaction,
@@ -785,7 +816,14 @@ class Session:
         self, turn_id: str, attempt: StreamAttempt, started: set[str]
     ) -> list[Item]:
         calls: list[Item] = []
+        compacted_by_server = False
         for item in attempt.items:
+            if is_compaction_item(item):
+                # The server compacted inside this response (context_management): what came
+                # before the item is no longer sent; the item carries it.
+                self._compactor.apply_server_compaction(turn_id, item)
+                compacted_by_server = True
+                continue
             self._append_item(item, turn_id)
             kind = item_type(item)
             item_id = str(item.get("id") or new_id("item"))
@@ -833,7 +871,8 @@ class Session:
                     )
                 )
         usage = attempt.usage
-        if usage is not None:
+        # After a compaction inside the response its usage describes the input before it.
+        if usage is not None and not compacted_by_server:
             self._last_usage = usage
             self._usage_estimated_by_provider = usage.estimated
             self._history.record_api_usage(usage.total_tokens)
@@ -930,7 +969,7 @@ class Session:
         a smaller window compacts with the old model."""
         incoming = max(0, self._history.usage() - usage)
         if not policy.should_compact_before_turn(
-            auto=self._config.auto_compact,
+            auto=self._client_compacts(),
             history_len=history_len,
             usage=usage,
             incoming=incoming,

@@ -70,6 +70,7 @@ class AppSettings(BaseModel):
     remote_compaction: bool = False
     remote_fallback_to_local: bool = True
     prune_tool_outputs: bool = True
+    server_side_compaction: bool = False
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
     compact_prompt: str = ""  # empty: the default prompt
@@ -275,6 +276,8 @@ def build_core_config(
         "remote_compaction": settings.remote_compaction,
         "remote_fallback_to_local": settings.remote_fallback_to_local,
         "prune_tool_outputs": settings.prune_tool_outputs,
+        "server_side_compaction": settings.server_side_compaction,
+        "demo_hints": settings.provider == "demo",
         "summary_style": settings.summary_style,
         "compaction_model": settings.compaction_model or None,
         "compact_prompt": settings.compact_prompt or None,

@@ -60,7 +60,8 @@ def truncate_middle(text: str, max_tokens: int) -> tuple[str, int]:
     """Keep the head and tail of ``text`` within ``max_tokens`` (estimated), Codex's rule.
 
     Returns ``(text, 0)`` when it fits. Otherwise the head and tail halves of ``max_tokens * 4``
-    bytes, cut on character boundaries, around a line ``…N tokens truncated…``, where N is the
+    bytes, cut on character boundaries, around the marker ``…N tokens truncated…`` (no line
+    breaks added), where N is the
     estimated number of tokens removed; returns ``(new_text, N)``.
     """
     data = text.encode("utf-8", "surrogatepass")
@@ -75,7 +76,8 @@ def truncate_middle(text: str, max_tokens: int) -> tuple[str, int]:
     removed = math.ceil((tail_start - head_end) / BYTES_PER_TOKEN)
     head = data[:head_end].decode("utf-8", "surrogatepass")
     tail = data[tail_start:].decode("utf-8", "surrogatepass")
-    return f"{head}\n{_marker(removed)}\n{tail}", removed
+    # Joined with nothing between, as Codex 0.169.0 sends it.
+    return f"{head}{_marker(removed)}{tail}", removed
 
 
 def _marker(removed_tokens: int) -> str:

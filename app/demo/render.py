@@ -132,9 +132,11 @@ def responses_reply(ch: Channel, reply: Reply, ex: Exchange) -> None:
 def _planned_items(reply: Reply) -> list[tuple[Json, str]]:
     """The output items (completed form) and the text each streams as deltas."""
     items: list[tuple[Json, str]] = []
+    if reply.compaction is not None:
+        items.append((compaction_item(reply.compaction), ""))
     if reply.reasoning is not None:
         items.append((reasoning_item(new_id("rs"), reply.reasoning), ""))
-    if reply.text is not None or not reply.function_calls:
+    if reply.text is not None or not (reply.function_calls or reply.compaction is not None):
         text = reply.text or ""
         status = "incomplete" if reply.status == "incomplete" else "completed"
         items.append((message_item(new_id("msg"), text, status), text))

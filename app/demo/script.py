@@ -39,6 +39,7 @@ class Reply:
     ``total_tokens``, ``cached_tokens``, ``reasoning_tokens``). ``include_usage`` lets a chat
     stream omit its usage chunk even when the client asked for it. ``status`` other than
     ``"completed"`` ends a Responses stream with ``response.incomplete`` / ``response.failed``.
+    ``compaction`` streams a ``compaction`` item first (Responses only).
     """
 
     text: str | None = None
@@ -50,6 +51,9 @@ class Reply:
     delay_per_chunk: float = 0.0
     initial_delay: float = 0.0
     status: str = "completed"
+    # A ``compaction`` output item with this ``encrypted_content``, streamed first: the answer
+    # to a compaction trigger, or a server compacting inside a turn's response.
+    compaction: str | None = None
 
 
 @dataclass(frozen=True)

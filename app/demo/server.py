@@ -370,6 +370,21 @@ class ModelServer:
                 output_tokens=estimate_tokens(summary),
             )
             return
+        if items and item_type(items[-1]) == "compaction_trigger":
+            # The trigger form: the history before the trigger, compacted into one item.
+            conv = read_conversation(instructions, items[:-1], tools)
+            summary = self._demo.summarize(conv, "", _output_limit(body))
+            _render(ch, endpoint, Reply(compaction=encode_compaction(summary)), ex)
+            return
+        threshold = _compact_threshold(body)
+        if threshold is not None and ex.input_tokens > threshold:
+            # Server-side compaction inside this response: the compaction item first, then the
+            # answer, as the API streams them.
+            conv = read_conversation(instructions, items, tools)
+            summary = self._demo.summarize(conv, "")
+            reply = self._demo.respond(conv)
+            _render(ch, endpoint, replace(reply, compaction=encode_compaction(summary)), ex)
+            return
         last = items[-1] if items else None
         last_is_user = (
             last is not None and item_type(last) == "message" and last.get("role") == "user"
@@ -415,6 +430,20 @@ class ModelServer:
                 break
             shared += cost
         return 0 if shared < _CACHE_MIN_TOKENS else shared // _CACHE_STEP * _CACHE_STEP
+
+
+def _compact_threshold(body: Json) -> int | None:
+    """``compact_threshold`` of a ``context_management`` compaction entry, if the request has
+    one (server-side compaction, Responses only)."""
+    entries = body.get("context_management")
+    if not isinstance(entries, list):
+        return None
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("type") == "compaction":
+            value = entry.get("compact_threshold")
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
 
 
 def _output_limit(body: Json) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -459,9 +460,9 @@ async def test_huge_output_is_middle_truncated(layout: tuple[Path, Path]) -> Non
 
 
 def _split_marker(text: str) -> tuple[str, str, str]:
-    head, rest = text.split("\n…", 1)
-    marker, tail = rest.split("\n", 1)
-    return head, "…" + marker, tail
+    match = re.search(r"…\d+ tokens truncated…", text)
+    assert match is not None
+    return text[: match.start()], match.group(0), text[match.end() :]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,14 @@ from tests.conftest import collect, input_texts, of_type, run, types
 PREFIX = summary_prefix()
 
 
+def trigger_unsupported(server) -> None:
+    """The server refuses the trigger form (as one without it does): the standalone endpoint
+    is tried next, and the refusal is remembered."""
+    server.enqueue(
+        Fault.status(400, "Invalid value: 'compaction_trigger'. Supported values are: 'message'.")
+    )
+
+
 def usage(total: int) -> dict[str, int]:
     return {"input_tokens": total - 10, "output_tokens": 10, "total_tokens": total}
 
@@ -135,7 +143,17 @@ async def test_compaction_request_uses_compaction_model_and_cache_key(server, ma
     first, compaction = (r.body for r in server.requests_to("responses"))
     assert first["model"] == "test-model" and compaction["model"] == "small-model"
     assert compaction["prompt_cache_key"] == session.id
-    assert server.requests_to("responses")[1].headers.get("x-coco-request-kind") == "compaction"
+    # The request-kind header helps the offline demo model only; no real provider sees it.
+    assert "x-coco-request-kind" not in server.requests_to("responses")[1].headers
+    assert (compaction["tools"], compaction["tool_choice"]) == ([], "auto")  # as Codex sends
+    assert compaction["parallel_tool_calls"] is False
+
+
+async def test_the_demo_model_is_told_which_request_compacts(server, make_config):
+    session = await Session.open(make_config(demo_hints=True))
+    await chat(session, server, "q", "a")
+    await compact(session, server, "S")
+    assert server.requests_to("responses")[1].headers["x-coco-request-kind"] == "compaction"
     await session.close()
 
 
@@ -456,8 +474,11 @@ async def test_auto_off_is_honoured_on_overflow(server, make_config):
 async def test_remote_replaces_history_and_follow_up_carries_encrypted_item(server, make_config):
     session = await Session.open(make_config(remote_compaction=True))
     await chat(session, server, "q1", "a1")
+    trigger_unsupported(server)
     server.enqueue(CompactReply(encrypted_content="ENC-OPAQUE-123"), endpoint="compact")
     events = await run(session, ops.Compact())
+    background = [e.message for e in of_type(events, "background")]
+    assert any("trying /responses/compact" in m for m in background)
     body = server.requests_to("compact")[0].body
     assert body["model"] == "test-model" and body["prompt_cache_key"] == session.id
     assert body["instructions"] == "You are a test assistant."
@@ -490,6 +511,7 @@ async def test_remote_output_is_filtered(server, make_config):
         {"type": "function_call", "call_id": "c", "name": "x", "arguments": "{}"},
         {"type": "compaction", "id": "cmp_1", "encrypted_content": "E"},
     ]
+    trigger_unsupported(server)
     server.enqueue(CompactReply(output=output), endpoint="compact")
     await run(session, ops.Compact())
     assert [i.get("role") or i["type"] for i in session.history()] == ["user", "compaction"]
@@ -499,12 +521,14 @@ async def test_remote_output_is_filtered(server, make_config):
 async def test_remote_failure_falls_back_to_local(server, make_config):
     session = await Session.open(make_config(remote_compaction=True, max_retries=0))
     await chat(session, server, "q1", "a1")
+    trigger_unsupported(server)
     server.enqueue(Fault.status(500, "compact broke"), endpoint="compact")
     server.enqueue(Reply(text="LOCAL SUMMARY"))
     events = await run(session, ops.Compact())
     compacted = of_type(events, "context_compacted")[0]
     assert compacted.strategy == "remote_then_local"
-    background = of_type(events, "background")[0].message
+    assert compacted.remote_form == "standalone"
+    background = of_type(events, "background")[-1].message
     assert "Remote compaction failed" in background and "locally" in background
     assert session.history()[-1]["content"][0]["text"] == f"{PREFIX}\nLOCAL SUMMARY"
     assert of_type(events, "warning")  # local path ran
@@ -512,8 +536,10 @@ async def test_remote_failure_falls_back_to_local(server, make_config):
 
 
 async def test_remote_404_is_remembered_for_the_base_url(server, make_config):
-    session = await Session.open(make_config(remote_compaction=True))
+    config = make_config(remote_compaction=True)
+    session = await Session.open(config)
     await chat(session, server, "q1", "a1")
+    trigger_unsupported(server)
     server.enqueue(Fault.status(404, "no such endpoint"), endpoint="compact")
     server.enqueue(Reply(text="S1"))
     await run(session, ops.Compact())
@@ -523,6 +549,15 @@ async def test_remote_404_is_remembered_for_the_base_url(server, make_config):
     assert len(server.requests_to("compact")) == 1  # the second went local directly
     assert of_type(events, "context_compacted")[0].strategy == "local"
     await session.close()
+    # Remembered on disk: a new session (after a restart) goes local at once too...
+    again = await Session.open(config)
+    await chat(again, server, "q3", "a3")
+    server.enqueue(Reply(text="S3"))
+    requests = len(server.requests)
+    events = await run(again, ops.Compact())
+    assert len(server.requests) == requests + 1  # only the local summary request
+    assert of_type(events, "context_compacted")[0].strategy == "local"
+    await again.close()
 
 
 async def test_remote_failure_without_fallback_errors_and_changes_nothing(server, make_config):
@@ -530,11 +565,12 @@ async def test_remote_failure_without_fallback_errors_and_changes_nothing(server
     session = await Session.open(config)
     await chat(session, server, "q1", "a1")
     before = session.history()
+    trigger_unsupported(server)
     server.enqueue(Fault.status(500, "compact broke"), endpoint="compact")
     events = await run(session, ops.Compact())
     error = of_type(events, "error")[0]
     assert error.message.startswith("Error running remote compact task: ")
-    assert len(server.requests) == 2  # the turn and the one compact call: no further request
+    assert len(server.requests) == 3  # the turn, the trigger, the compact call: no local one
     assert session.history() == before
     assert events[-1].status == "failed"
     await session.close()

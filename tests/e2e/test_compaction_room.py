@@ -29,10 +29,11 @@ async def chat(session: Session, server, text: str, answer: str, total: int | No
 
 
 def compaction_bodies(server) -> list[dict]:
+    """Local compaction requests: no tools, sent explicitly as Codex 0.169.0 does."""
     return [
         r.body
         for r in server.requests_to("responses")
-        if r.headers.get("x-coco-request-kind") == "compaction"
+        if r.body.get("tools") == [] and r.body.get("tool_choice") == "auto"
     ]
 
 

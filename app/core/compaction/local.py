@@ -24,6 +24,8 @@ from .budget import CompactionBudget, is_fragment, request_room
 from .fit import fit_items
 from .prompts import is_summary_message
 
+# Sent to the offline demo model only (CoreConfig.demo_hints): it tells a compaction request
+# from a turn without guessing. A real provider has no use for it.
 COMPACTION_HEADERS = {"x-coco-request-kind": "compaction"}
 # A request that still overflowed after fitting is refitted into this share of its room: the
 # server's tokenizer counted more than Coco's.
@@ -82,6 +84,7 @@ async def summarise_locally(
     on_retry: RetryNotice,
     on_trim: Callable[[int], None],
     on_delta: Callable[[str, str], None] | None = None,
+    extra_headers: dict[str, str] | None = None,
 ) -> LocalSummary:
     """Summarise ``history`` (with ``item_tokens``, its per-item counts) within ``budget``."""
     output_limit = budget.summary
@@ -106,6 +109,7 @@ async def summarise_locally(
             on_retry=on_retry,
             on_trim=on_trim,
             on_delta=on_delta,
+            extra_headers=extra_headers,
         )
         if not result.cut_short:
             return result
@@ -144,6 +148,7 @@ async def _summarise_once(
     on_retry: RetryNotice,
     on_trim: Callable[[int], None],
     on_delta: Callable[[str, str], None] | None,
+    extra_headers: dict[str, str] | None,
 ) -> LocalSummary:
     # Reasoning models spend part of the output limit thinking: give them that much again.
     wire_limit = output_limit * 2 if (output_limit is not None and reasoning) else output_limit
@@ -171,6 +176,7 @@ async def _summarise_once(
             tools=[],
             prompt_cache_key=prompt_cache_key,
             max_output_tokens=wire_limit,
+            send_empty_tools=True,  # as Codex 0.169.0: "tools": [], "tool_choice": "auto"
         )
         try:
             attempt = await sample(
@@ -180,7 +186,7 @@ async def _summarise_once(
                 base_delay=base_delay,
                 on_retry=on_retry,
                 on_delta=on_delta,
-                extra_headers=COMPACTION_HEADERS,
+                extra_headers=extra_headers,
             )
         except ProviderError as error:
             if error.category != "context_overflow":

@@ -73,14 +73,15 @@ class Shrunk:
         return bool(self.dropped_messages or self.truncated_messages or self.summary_truncated)
 
 
-def assemble(kept: list[str], summary_message: str, initial_context: list[Item]) -> list[Item]:
+def assemble(kept: list[str], summary: str | Item, initial_context: list[Item]) -> list[Item]:
     """Kept user messages, the initial context just before the last of them (so the summary
-    stays last, as Codex 0.169.0 sends it for every compaction), then the summary message."""
+    stays last, as Codex 0.169.0 sends it for every compaction), then the summary: a summary
+    message's text, or a remote ``compaction`` item in its place."""
     items: list[Item] = [user_message(text) for text in kept]
     if initial_context:
         position = len(items) - 1 if items else 0
         items[position:position] = list(initial_context)
-    items.append(user_message(summary_message))
+    items.append(user_message(summary) if isinstance(summary, str) else summary)
     return items
 
 

@@ -1,16 +1,74 @@
-"""The remote path: the provider writes the summary as an opaque item (spec section 4, form a).
+"""The remote path: the provider writes the summary as an opaque ``compaction`` item, replayed
+verbatim from then on (spec section 4). Two forms are asked for here:
 
-``POST /responses/compact`` takes the history and answers with the user messages and one
-``compaction`` item, replayed verbatim from then on. Nothing here touches the session.
+- **trigger** (what Codex 0.169.0 sends): a normal streamed ``/responses`` request, with the same
+  fields as a turn, whose input ends with ``{"type": "compaction_trigger"}``; the answer is one
+  ``compaction`` output item;
+- **standalone**: ``POST /responses/compact``, answered with the user messages and one
+  ``compaction`` item.
+
+The third form (compaction inside a turn's response) needs no request of its own. Nothing here
+touches the session.
 """
 
 from __future__ import annotations
 
-from ..items import Item, is_message, item_text_for_count, item_type
+from ..items import Item, is_compaction_item, is_message, item_text_for_count, item_type
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
-from ..sampling import RetryNotice, wait_before_retry
+from ..sampling import RetryNotice, sample, wait_before_retry
 from ..tokens import approx_tokens
-from .local import COMPACTION_HEADERS
+
+COMPACTION_TRIGGER: Item = {"type": "compaction_trigger"}
+
+
+def is_unsupported(error: ProviderError, form: str) -> bool:
+    """Whether ``error`` says the server does not offer ``form`` (a capability, not a fault):
+    404, or a 400 that names the trigger item it does not know."""
+    if error.category == "not_found":
+        return True
+    return (
+        form == "trigger"
+        and error.category == "bad_request"
+        and "compaction_trigger" in error.message
+    )
+
+
+async def compact_with_trigger(
+    provider: ModelProvider,
+    request: ModelRequest,
+    *,
+    max_retries: int,
+    base_delay: float,
+    on_retry: RetryNotice,
+    extra_headers: dict[str, str] | None,
+) -> tuple[Item, Usage | None]:
+    """Form b: ``request`` is a turn's request for the history; the trigger item goes last and
+    the one ``compaction`` output item comes back."""
+    trigger_request = ModelRequest(
+        model=request.model,
+        instructions=request.instructions,
+        input=[*request.input, COMPACTION_TRIGGER],
+        tools=request.tools,
+        prompt_cache_key=request.prompt_cache_key,
+        reasoning_effort=request.reasoning_effort,
+        include_encrypted_reasoning=request.include_encrypted_reasoning,
+    )
+    attempt = await sample(
+        provider,
+        trigger_request,
+        max_retries=max_retries,
+        base_delay=base_delay,
+        on_retry=on_retry,
+        extra_headers=extra_headers,
+    )
+    items = [item for item in attempt.items if is_compaction_item(item)]
+    if len(items) != 1:
+        raise ProviderError(
+            "malformed",
+            f"the server answered the compaction trigger with {len(items)} compaction items "
+            "instead of one",
+        )
+    return items[0], attempt.usage
 
 
 def _is_trimmable_tail(item: Item) -> bool:
@@ -30,8 +88,9 @@ async def compact_remotely(
     max_retries: int,
     base_delay: float,
     on_retry: RetryNotice,
+    extra_headers: dict[str, str] | None = None,
 ) -> tuple[list[Item], Usage | None]:
-    """Spec section 4: trailing tool outputs / developer messages are trimmed while the
+    """Form a (spec section 4): trailing tool outputs / developer messages are trimmed while the
     estimate exceeds the window; retryable failures are retried; the raw output is returned."""
     request_items = list(history)
     if context_window is not None:
@@ -51,7 +110,7 @@ async def compact_remotely(
     failures = 0
     while True:
         try:
-            result = await provider.compact(request, extra_headers=COMPACTION_HEADERS)
+            result = await provider.compact(request, extra_headers=extra_headers)
         except ProviderError as error:
             failures += 1
             # A stalled compaction is not waited out again: the fallback is quicker.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import protocol as p
+from ..capabilities import RemoteCapabilities
 from ..config import CoreConfig
 from ..history import ContextHistory
 from ..items import (
@@ -24,18 +25,24 @@ from ..items import (
     message_text,
     new_id,
 )
-from ..providers.base import ModelProvider, ProviderError, Usage
+from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
 from .fit import fit_items
-from .local import ContextTooLarge, summarise_locally
+from .local import COMPACTION_HEADERS, ContextTooLarge, summarise_locally
 from .policy import auto_compact_limit, context_window
 from .prompts import build_prompt, is_summary_message, summary_prefix, summary_text
 from .prune import prune_tool_outputs
-from .rebuild import build_compacted_history, filter_remote_output
-from .remote import compact_remotely
+from .rebuild import (
+    assemble,
+    build_compacted_history,
+    filter_remote_output,
+    real_user_messages,
+    select_kept_messages,
+)
+from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
 
 LOCAL_COMPACTION_WARNING = (
@@ -44,6 +51,13 @@ LOCAL_COMPACTION_WARNING = (
 )
 # A compaction that frees less than this share of the context is reported as a warning.
 LITTLE_FREED_SHARE = 0.2
+# Remote forms, in the order they are tried (spec section 4, forms b and a).
+REMOTE_FORMS = ("trigger", "standalone")
+REMOTE_FORM_NAMES = {"trigger": "the compaction trigger", "standalone": "/responses/compact"}
+REMOTE_STAGE_TEXT = {
+    "trigger": "Compacting remotely (compaction trigger)…",
+    "standalone": "Compacting remotely (/responses/compact)…",
+}
 
 @dataclass
 class _Result:
@@ -60,6 +74,7 @@ class _Result:
     kept_previous_summary: bool = False
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
+    remote_form: str | None = None
 
 
 class Compactor:
@@ -83,6 +98,8 @@ class Compactor:
         usage_reset: Callable[[], None],
         emit_usage: Callable[[], None],
         retry_notice: Callable[[str], RetryNotice],
+        turn_request: Callable[[list[Item]], ModelRequest],
+        capabilities: RemoteCapabilities,
     ) -> None:
         self._session_id = session_id
         self._history = history
@@ -98,14 +115,15 @@ class Compactor:
         self._usage_reset = usage_reset
         self._emit_usage = emit_usage
         self._retry_notice = retry_notice
+        self._turn_request = turn_request
+        self.capabilities = capabilities
+        self._last_remote_form: str | None = None
         self.undo = UndoState()
         # "Never compact twice on the same history": the history version right after one.
         self.compacted_version: int | None = None
         # Where the last compaction left the usage: the loop guard measures growth from it.
         self.post_compaction_usage: int | None = None
         self.warned = False  # the "long conversations" warning is said once a session
-        # Base URLs whose server answered 404 to /responses/compact: later compactions go local.
-        self.no_remote: set[str] = set()
 
     # ------------------------------------------------------------------ figures
 
@@ -130,7 +148,7 @@ class Compactor:
             config.remote_compaction
             and config.wire_api == "responses"
             and self._provider().supports_remote_compaction
-            and config.base_url not in self.no_remote
+            and bool(self.remote_forms())
         )
 
     # ------------------------------------------------------------------ running
@@ -206,6 +224,30 @@ class Compactor:
         )
         return True
 
+    def apply_server_compaction(self, turn_id: str, item: Item) -> None:
+        """A ``compaction`` item arrived in a turn's response (spec section 4, form c): the
+        history becomes that item, recorded and shown like any compaction (trigger "server")."""
+        item_id = new_id("cmp")
+        self._emit(
+            p.ItemStarted(
+                turn_id=turn_id,
+                item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": "server"}),
+            )
+        )
+        self._apply(
+            turn_id,
+            item_id,
+            "server",
+            _Result(strategy="remote", items=[item], remote_form="server"),
+            [item],
+            before=self._history.snapshot(),
+            tokens_before=self._history.usage(),
+            started=time.monotonic(),
+            focus=None,
+            budget=self.budget(),
+            incoming=0,
+        )
+
     async def _run_path(
         self,
         turn_id: str,
@@ -242,10 +284,8 @@ class Compactor:
                 )
             else:
                 try:
-                    return await self._remote(turn_id, history, budget, context)
+                    return await self._remote(turn_id, history, counts, budget, context)
                 except ProviderError as error:
-                    if error.category == "not_found":
-                        self.no_remote.add(config.base_url)
                     if not config.remote_fallback_to_local:
                         raise ProviderError(
                             error.category, error.message, code="remote_only"
@@ -263,6 +303,7 @@ class Compactor:
         result = await self._local(turn_id, history, counts, budget, context, focus, model)
         if remote_failure is not None:
             result.strategy = "remote_then_local"
+            result.remote_form = self._last_remote_form
         return result
 
     def _prune(
@@ -278,7 +319,89 @@ class Compactor:
             return None  # not enough on its own: the model summarises instead
         return _Result(strategy="prune", items=pruned.items, pruned_outputs=pruned.outputs)
 
+    def remote_forms(self) -> list[str]:
+        """The remote forms to try, in order, less those this server said it does not offer."""
+        config = self._config()
+        unsupported = self.capabilities.unsupported(config.base_url, config.model)
+        return [form for form in REMOTE_FORMS if form not in unsupported]
+
     async def _remote(
+        self,
+        turn_id: str,
+        history: list[Item],
+        counts: list[int],
+        budget: CompactionBudget,
+        context: list[Item],
+    ) -> _Result:
+        """The trigger form, then the standalone endpoint; a form the server answers as
+        unsupported is remembered (on disk) and skipped from then on."""
+        config = self._config()
+        forms = self.remote_forms()
+        failure: ProviderError | None = None
+        for index, form in enumerate(forms):
+            self._last_remote_form = form
+            self._emit(
+                p.CompactionProgress(
+                    turn_id=turn_id, stage="remote", message=REMOTE_STAGE_TEXT[form]
+                )
+            )
+            try:
+                if form == "trigger":
+                    return await self._remote_trigger(turn_id, history, counts, budget, context)
+                return await self._remote_standalone(turn_id, history, budget, context)
+            except ProviderError as error:
+                failure = error
+                if is_unsupported(error, form):
+                    self.capabilities.mark_unsupported(config.base_url, config.model, form)
+                if index + 1 < len(forms):
+                    self._emit(
+                        p.Background(
+                            turn_id=turn_id,
+                            message=(
+                                f"Remote compaction with {REMOTE_FORM_NAMES[form]} failed "
+                                f"({error.message}); trying "
+                                f"{REMOTE_FORM_NAMES[forms[index + 1]]}."
+                            ),
+                        )
+                    )
+        raise failure or ProviderError("not_found", "the server offers no remote compaction")
+
+    async def _remote_trigger(
+        self,
+        turn_id: str,
+        history: list[Item],
+        counts: list[int],
+        budget: CompactionBudget,
+        context: list[Item],
+    ) -> _Result:
+        config = self._config()
+        compaction, usage = await compact_with_trigger(
+            self._provider(),
+            self._turn_request(history),
+            max_retries=config.max_retries,
+            base_delay=config.retry_base_delay,
+            on_retry=self._remote_retry_notice(turn_id),
+            extra_headers=self._headers(),
+        )
+        # The new history as Codex builds it: kept user messages from Coco's own history, the
+        # context before the last of them, the compaction item last.
+        count = self._counter.count if budget.target is not None else approx_tokens
+        context_tokens = sum(self._counter.count_item(item) for item in context)
+        item_tokens = self._counter.count_item(compaction)
+        kept, truncated = select_kept_messages(
+            real_user_messages(history), budget.kept_budget(item_tokens, context_tokens), count
+        )
+        items = assemble(kept, compaction, context)
+        return _Result(
+            strategy="remote",
+            items=items,
+            usage=usage,
+            kept=len(kept),
+            kept_truncated=truncated,
+            remote_form="trigger",
+        )
+
+    async def _remote_standalone(
         self,
         turn_id: str,
         history: list[Item],
@@ -286,9 +409,6 @@ class Compactor:
         context: list[Item],
     ) -> _Result:
         config = self._config()
-        self._emit(
-            p.CompactionProgress(turn_id=turn_id, stage="remote", message="Compacting remotely…")
-        )
         output, usage = await compact_remotely(
             self._provider(),
             model=config.model,
@@ -301,15 +421,16 @@ class Compactor:
             max_retries=config.max_retries,
             base_delay=config.retry_base_delay,
             on_retry=self._remote_retry_notice(turn_id),
+            extra_headers=self._headers(),
         )
         items = _insert_before_last_user(filter_remote_output(output), context)
         shrunk = None
         room = budget.history_room
         if room is not None:
-            counts = [self._counter.count_item(item) for item in items]
+            item_counts = [self._counter.count_item(item) for item in items]
             fitted = fit_items(
                 items,
-                counts,
+                item_counts,
                 room,
                 protect=lambda item: is_compaction_item(item) or item in context,
                 count=self._counter.count,
@@ -324,7 +445,11 @@ class Compactor:
             usage=usage,
             kept=sum(1 for item in items if is_message(item, "user") and item not in context),
             shrunk=shrunk,
+            remote_form="standalone",
         )
+
+    def _headers(self) -> dict[str, str] | None:
+        return COMPACTION_HEADERS if self._config().demo_hints else None
 
     async def _local(
         self,
@@ -356,6 +481,7 @@ class Compactor:
             max_retries=config.max_retries,
             base_delay=config.retry_base_delay,
             on_retry=self._retry_notice(turn_id),
+            extra_headers=self._headers(),
             on_trim=lambda n: self._emit(
                 p.CompactionProgress(
                     turn_id=turn_id,
@@ -474,6 +600,7 @@ class Compactor:
             "summary_cut_short": result.cut_short,
             "kept_previous_summary": result.kept_previous_summary,
             "pruned_outputs": result.pruned_outputs,
+            "remote_form": result.remote_form,
             "shrunk": result.shrunk,
         }
         try:

@@ -123,6 +123,12 @@ class ModelRequest:
     # The most the reply may hold (``max_output_tokens`` / ``max_tokens`` on the wire); None
     # leaves it to the server. Compaction sets it to the summary's budget.
     max_output_tokens: int | None = None
+    # Responses wire: "tools": [], "tool_choice": "auto", "parallel_tool_calls": false when
+    # there are no tools (what Codex 0.169.0 sends on a compaction request) instead of omitting
+    # them.
+    send_empty_tools: bool = False
+    # Responses wire: server-side compaction inside the response (spec section 4, form c).
+    context_management: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

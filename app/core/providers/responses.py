@@ -36,6 +36,13 @@ def parse_responses_usage(raw: object) -> Usage | None:
     return usage_from_json(raw, "input_tokens", "output_tokens")
 
 
+def _stream_body(request: ModelRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {"input": request.input}
+    if request.context_management:
+        body["context_management"] = request.context_management
+    return body
+
+
 def _incomplete_reason(response: object) -> str:
     details = response.get("incomplete_details") if isinstance(response, dict) else None
     return str(details.get("reason") or "unknown") if isinstance(details, dict) else "unknown"
@@ -73,8 +80,10 @@ class ResponsesProvider(OpenAIClientProvider):
         stream that ends without ``response.completed``.
         """
         # Optional fields are omitted, not sent as null: some compatible servers reject nulls.
-        tools: Any = request.tools if request.tools else omit
-        parallel_tool_calls: Any = False if request.tools else omit
+        explicit = bool(request.tools) or request.send_empty_tools
+        tools: Any = list(request.tools) if explicit else omit
+        parallel_tool_calls: Any = False if explicit else omit
+        tool_choice: Any = "auto" if request.send_empty_tools and not request.tools else omit
         include: Any = [ENCRYPTED_REASONING] if request.include_encrypted_reasoning else omit
         reasoning: Any = {"effort": request.reasoning_effort} if request.reasoning_effort else omit
         max_output: Any = request.max_output_tokens if request.max_output_tokens else omit
@@ -85,6 +94,7 @@ class ResponsesProvider(OpenAIClientProvider):
                 stream=True,
                 store=False,
                 tools=tools,
+                tool_choice=tool_choice,
                 parallel_tool_calls=parallel_tool_calls,
                 prompt_cache_key=request.prompt_cache_key or omit,
                 include=include,
@@ -93,7 +103,7 @@ class ResponsesProvider(OpenAIClientProvider):
                 extra_headers=extra_headers,
                 # The items are already wire JSON: passed as-is, the SDK does not walk and
                 # transform them (seconds of CPU on the event loop for a 1M-token history).
-                extra_body={"input": request.input},
+                extra_body=_stream_body(request),
             )
         except Exception as exc:
             raise self._error(exc) from exc
