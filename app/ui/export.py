@@ -37,7 +37,7 @@ def export_file_name(title: str, fmt: str = "markdown", limit: int = EXPORT_NAME
     """
     text = unicodedata.normalize("NFKC", title).strip()
     words = re.findall(r"[^\W_]+", text)
-    if text.endswith("…") and len(words) > 1:
+    if title.strip().endswith("…") and len(words) > 1:
         words = words[:-1]  # the title was cut: its last word may be a fragment
     stem = ""
     for word in words:
