@@ -213,7 +213,7 @@ def formatted_answer(text: str, formats: Formats, earlier: list[str]) -> str:
     if formats.code_language:
         lines.append(_code_note())
     else:
-        lines.append(_content_note(words))
+        lines.append(_content_note(text, words))
     return "\n".join(lines).rstrip()
 
 
@@ -323,10 +323,17 @@ def _offline_note() -> str:
             "conversation, so I shape your own words into the format you ask for.")
 
 
-def _content_note(words: list[str]) -> str:
+def as_written(word: str, text: str) -> str:
+    """``word`` (a lowercased key word) as ``text`` spells it ("cli" → "CLI")."""
+    match = re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)
+    return match.group(0) if match else word
+
+
+def _content_note(text: str, words: list[str]) -> str:
     if words:
+        named = join_words([as_written(w, text) for w in words[:2]], "")
         return ("_I'm the offline demo model: the content comes from your message, not from "
-                f"research. Tell me more about {join_words(words[:2], '')} and I'll use it._")
+                f"research. Tell me more about {named} and I'll use it._")
     return "_I'm the offline demo model: ask about anything and I'll answer in this format._"
 
 
