@@ -68,17 +68,18 @@ _SHORT_LANGUAGE = re.compile(
     r"\b(?:in|using|with)\s+(go|c)\b(?![#+])|\b(go|c)\s+(?:code|function|program|snippet|"
     r"example|script|block|version)\b"
 )
-_CODE_REQUEST = re.compile(
-    r"\b(code|function|script|snippet|program|implement|implementation|class|"
-    r"example in|code block)\b"
-)
+# "code" asks for code; "function", "script"… only with a verb or a language ("write a
+# function", "a Java class"), not in "the function of the liver".
+_CODE_REQUEST = re.compile(r"\b(code|snippet|implement|implementation)\b")
+_CODE_NOUN = re.compile(r"\b(function|script|program|class|method|regex)\b")
+_CODE_VERB = re.compile(r"\b(write|show|give|make|create|need|example|sample)\b")
 _LIST_REQUEST = re.compile(
     r"\b(list|lists|bullets?|bullet points?|bulleted|checklist|to-?do|steps|numbered)\b"
 )
 _TABLE_REQUEST = re.compile(r"\btables?\b")
-_HEADING_REQUEST = re.compile(r"\b(headings?|headers?|sections?)\b")
+_HEADING_REQUEST = re.compile(r"\b(headings?|sections?)\b")
 _QUOTE_REQUEST = re.compile(r"\b(block ?quotes?|quotes?|quotation)\b")
-_SAMPLER_REQUEST = re.compile(r"\b(markdown|formatting|rich text|render(ing|s|ed)?)\b")
+_SAMPLER_REQUEST = re.compile(r"\b(markdown|formatting|rich text)\b")
 _COMPARE = re.compile(
     r"\b(?:compare|comparing|comparison of|between)\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+"
     r"(.+?)(?:[?.!,;]|\s+(?:for|in|on|when|as|by)\b|$)"
@@ -117,18 +118,19 @@ def code_language(lowered: str) -> str | None:
     return min(found)[1] if found else None
 
 
-def wants_code(lowered: str) -> bool:
-    """Whether ``lowered`` asks for code."""
-    return _CODE_REQUEST.search(lowered) is not None
+def wants_code(lowered: str, language: str | None = None) -> bool:
+    """Whether ``lowered`` (naming ``language``, if any) asks for code."""
+    if _CODE_REQUEST.search(lowered):
+        return True
+    asked = _CODE_VERB.search(lowered) is not None
+    return bool(_CODE_NOUN.search(lowered) and (asked or language)) or bool(language and asked)
 
 
 def requested_formats(text: str) -> Formats:
     """The Markdown elements ``text`` asks for."""
     lowered = text.lower()
     language = code_language(lowered)
-    code = wants_code(lowered) or (
-        language is not None and re.search(r"\b(example|sample|write|show)\b", lowered) is not None
-    )
+    code = wants_code(lowered, language)
     list_style: str | None = None
     if _LIST_REQUEST.search(lowered):
         if re.search(r"\b(checklist|to-?do|task list)\b", lowered):

@@ -62,6 +62,19 @@ async def test_code_comes_in_the_language_asked(
     assert fences(text) == [language]
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    ["What is the function of the liver?", "What class should I take this autumn?",
+     "Which HTTP headers should I send?", "How do I render a 3D scene?"],
+)
+async def test_words_that_only_sound_like_code_get_no_code_block(
+    demo_client: openai.AsyncOpenAI, request_text: str
+) -> None:
+    text = (await ask(demo_client, [user(request_text)])).output_text
+    assert fences(text) == []
+    assert "heading_open" in kinds(text)
+
+
 async def test_a_requested_table_is_a_real_markdown_table(demo_client: openai.AsyncOpenAI) -> None:
     text = (await ask(demo_client, [user("Make a table comparing Python and Rust for a CLI tool")])
             ).output_text
