@@ -398,7 +398,7 @@ def code_name(text: str) -> str:
 
 def code_block(text: str, lang: str) -> str:
     """A fenced block of ``lang`` code for ``text``."""
-    return f"```{lang}\n{code_template(lang, code_name(text), shorten(plain(text), 70))}\n```"
+    return f"```{lang}\n{code_template(lang, code_name(text), shorten(plain(text), 48))}\n```"
 
 
 def code_template(lang: str, name: str, request: str) -> str:
