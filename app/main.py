@@ -165,6 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return exc.code if isinstance(exc.code, int) else 0
 
+    # Before Qt: a missing system library or no display at all, said in words (Qt's own
+    # message names the wrong library, then aborts).
+    from app.qt_preflight import check as check_qt_platform
+
+    problem = check_qt_platform()
+    if problem is not None:
+        print(problem.message, file=sys.stderr)
+        return 1
+
     if args.self_test:
         from app.selftest import run_self_test
 

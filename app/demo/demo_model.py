@@ -14,6 +14,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from .compose import formatted_answer, general_title, requested_formats
 from .conversation import Conversation, Entry
 from .phrasing import (
     conversation_question,
@@ -23,7 +24,6 @@ from .phrasing import (
     join_words,
     keywords,
     pick,
-    plain,
     quote,
     same_text,
     sentences,
@@ -47,9 +47,23 @@ _IN_PATH = re.compile(
     re.IGNORECASE,
 )
 _SEARCH_TAIL = re.compile(
-    r"\b(?:search(?:\s+the\s+\w+)?\s+for|grep\s+(?:for\s+)?|look\s+for|find(?:\s+all)?|"
+    r"\b(?:search(?:\s+the\s+\w+)?\s+for|grep(?:\s+for)?|look\s+for|find(?:\s+all)?|"
     r"where\s+is|occurrences\s+of)\s+(.+)$",
     re.IGNORECASE,
+)
+# Words that make a request about the workspace's files rather than about the world.
+_WORKSPACE_WORDS = frozenset(
+    {"file", "files", "folder", "folders", "directory", "directories", "dir", "repo",
+     "repository", "codebase", "workspace"}
+)
+# Dotted names that are not files.
+_NOT_FILES = frozenset(
+    {"e.g", "i.e", "node.js", "vue.js", "next.js", "nuxt.js", "react.js", "express.js", "d3.js",
+     "three.js", "chart.js", "socket.io", "asp.net", "vs.code"}
+)
+# A search query that names code: snake_case, dotted.names, calls(), CamelCase, CONSTANTS.
+_IDENTIFIER = re.compile(
+    r"\w_\w|\w\.\w|\(\)|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z_]{4,}\b"
 )
 _GENERIC_PLACES = frozenset(
     {
@@ -66,52 +80,6 @@ _GENERIC_PLACES = frozenset(
         "code",
         "files",
         "it",
-    }
-)
-_LANGUAGES = {
-    "python": "python",
-    "py": "python",
-    "javascript": "javascript",
-    "js": "javascript",
-    "typescript": "typescript",
-    "ts": "typescript",
-    "rust": "rust",
-    "go": "go",
-    "golang": "go",
-    "bash": "bash",
-    "shell": "bash",
-    "sh": "bash",
-    "sql": "sql",
-}
-_CODE_WORDS = frozenset(
-    {
-        "write",
-        "code",
-        "function",
-        "script",
-        "snippet",
-        "program",
-        "implement",
-        "example",
-        "that",
-        "the",
-        "and",
-        "with",
-        "for",
-        "some",
-        "please",
-        "small",
-        "simple",
-        "quick",
-        "can",
-        "you",
-        "which",
-        "from",
-        "into",
-        "this",
-        "give",
-        "show",
-        "make",
     }
 )
 _GREETING = """\
@@ -245,8 +213,9 @@ class DemoModel:
                 "I can't look at your files here: this request offered me no workspace "
                 "tools. Open a workspace folder in Coco and ask again."
             )
-        if _wants_code(lowered):
-            return _answer_code(text, lowered)
+        formats = requested_formats(text)
+        if formats.any:
+            return formatted_answer(text, formats, earlier)
         if is_greeting(lowered) and len(lowered.split()) <= 6:
             return _answer_greeting(earlier)
         return _answer_general(text, earlier, summary_asks, conv.summaries, conv.opaque_compactions)
@@ -266,32 +235,49 @@ class DemoModel:
 
 
 def _file_intent(text: str) -> tuple[str, dict[str, Any]] | None:
-    """Which workspace tool ``text`` asks for, with its arguments; None when it asks for none."""
+    """Which workspace tool ``text`` asks for, with its arguments; None when it asks for none.
+
+    Only requests that are about files say so: "list the files", "read app/main.py", "search
+    for `compact_locally`". "A Markdown list", "a binary tree" or "look for a good hotel" are
+    ordinary requests, answered in words.
+    """
     lowered = text.lower()
     words = set(_WORDS.findall(lowered))
+    file_token = _file_token(text)
+    about_files = bool(words & _WORKSPACE_WORDS)
     if (
         words & {"search", "grep", "occurrences"}
         or "look for" in lowered
         or (
             words & {"find", "where"}
-            and not _FILE_TOKEN.search(text)
-            and words & {"code", "defined", "used", "mentioned", "files", "project", "repo"}
+            and file_token is None
+            and (words & {"defined", "used", "mentioned", "declared"} or about_files)
         )
     ):
         query = _search_query(text)
-        if query:
+        if query and (about_files or file_token is not None or words & {"grep", "occurrences"}
+                      or words & {"defined", "used", "mentioned", "declared"}
+                      or _QUOTED.search(text) or _IDENTIFIER.search(query)):
             return SEARCH_TOOL, {"query": query, "path": _place(text) or "."}
-    file_token = _FILE_TOKEN.search(text)
     reading = words & {"read", "open", "cat", "show", "display", "print", "contents", "view"} or (
         "what's in" in lowered or "what is in" in lowered or "look at" in lowered
     )
     if file_token and reading:
-        return READ_TOOL, {"path": file_token.group(1), "start_line": 1, "end_line": 200}
-    if words & {"list", "ls", "tree"} or (
-        words & {"files", "folder", "directory", "folders", "directories"}
-        and words & {"what", "which", "show", "see", "there"}
+        return READ_TOOL, {"path": file_token, "start_line": 1, "end_line": 200}
+    if "ls" in words or (
+        words & {"files", "folder", "directory", "folders", "directories", "dir"}
+        and words & {"list", "tree", "what", "which", "show", "see", "there"}
     ):
         return LIST_TOOL, {"path": _place(text) or "."}
+    return None
+
+
+def _file_token(text: str) -> str | None:
+    """The first thing in ``text`` that looks like a file name or path ("app/main.py")."""
+    for match in _FILE_TOKEN.finditer(text):
+        token = match.group(1)
+        if token.lower() not in _NOT_FILES:
+            return token
     return None
 
 
@@ -311,16 +297,12 @@ def _search_query(text: str) -> str | None:
     if match is None:
         return None
     tail = re.split(r"\s+(?:in|inside|under|within)\s+", match.group(1), maxsplit=1)[0]
+    named = [w.strip("`'\"?.!,") for w in tail.split() if _IDENTIFIER.search(w)]
+    if named:
+        return named[0]  # "find where parse_config is defined": the name, not the sentence
     tail = re.sub(r"^(?:the\s+(?:word|text|string)\s+)", "", tail.strip(), flags=re.IGNORECASE)
     words = tail.strip(" ?.!").split()
     return " ".join(words[:5]) or None
-
-
-def _wants_code(lowered: str) -> bool:
-    return (
-        re.search(r"\b(code|function|script|snippet|program|implement|example in)\b", lowered)
-        is not None
-    )
 
 
 def _looks_like_error(line: str) -> bool:
@@ -414,81 +396,6 @@ def _answer_greeting(earlier: list[str]) -> str:
     return _GREETING
 
 
-def _answer_code(text: str, lowered: str) -> str:
-    lang = next((_LANGUAGES[w] for w in _WORDS.findall(lowered) if w in _LANGUAGES), "python")
-    name = _code_name(text)
-    request = shorten(plain(text), 70).replace('"', "'")
-    code = _code_template(lang, name, request)
-    return "\n".join(
-        [
-            f"Here is a small {lang} sketch for “{shorten(text, 80)}”:",
-            "",
-            f"```{lang}",
-            code,
-            "```",
-            "",
-            (
-                f"It is a template, not a solution: I'm the offline demo model and I write the same "
-                f"shape of code for every request. Rename `{name}` and fill in the real logic."
-            ),
-        ]
-    )
-
-
-def _code_name(text: str) -> str:
-    """A function name from what the code should do ("…to convert yen to euros")."""
-    match = re.search(r"\b(?:to|that|which|for)\s+(.+)$", text, re.IGNORECASE)
-    source = match.group(1) if match else text
-    words = [
-        w
-        for w in re.findall(r"[a-z]+", source.lower())
-        if w not in _CODE_WORDS and w not in _LANGUAGES and len(w) > 2
-    ][:3]
-    return "_".join(words) or "example"
-
-
-def _code_template(lang: str, name: str, request: str) -> str:
-    camel = name.split("_")[0] + "".join(p.capitalize() for p in name.split("_")[1:])
-    if lang == "javascript" or lang == "typescript":
-        typed = ": string" if lang == "typescript" else ""
-        return (
-            f"// {request}\nfunction {camel}(text{typed}){typed} {{\n"
-            "  const words = text.split(/\\s+/).filter(Boolean);\n"
-            '  return words.map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");\n}\n\n'
-            f'console.log({camel}("hello from coco"));'
-        )
-    if lang == "rust":
-        return (
-            f"/// {request}\nfn {name}(text: &str) -> String {{\n"
-            "    text.split_whitespace()\n        .map(|w| w.to_uppercase())\n"
-            '        .collect::<Vec<_>>()\n        .join(" ")\n}\n\n'
-            f'fn main() {{\n    println!("{{}}", {name}("hello from coco"));\n}}'
-        )
-    if lang == "go":
-        return (
-            f'// {request}\npackage main\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\n'
-            f"func {camel}(text string) string {{\n\treturn strings.ToUpper(text)\n}}\n\n"
-            f'func main() {{\n\tfmt.Println({camel}("hello from coco"))\n}}'
-        )
-    if lang == "bash":
-        return (
-            f"#!/usr/bin/env bash\n# {request}\nset -euo pipefail\n\n{name}() {{\n"
-            '  local text="$1"\n  echo "${text^^}"\n}\n\n'
-            f'{name} "hello from coco"'
-        )
-    if lang == "sql":
-        return (
-            f"-- {request}\nSELECT id, name, created_at\nFROM items\n"
-            "WHERE name LIKE '%coco%'\nORDER BY created_at DESC\nLIMIT 10;"
-        )
-    return (
-        f'def {name}(text: str) -> str:\n    """{request}"""\n'
-        "    words = text.split()\n"
-        '    return " ".join(word.capitalize() for word in words)\n\n\n'
-        f'if __name__ == "__main__":\n    print({name}("hello from coco"))'
-    )
-
-
 def _answer_general(
     text: str,
     earlier: list[str],
@@ -545,24 +452,31 @@ def _answer_general(
         sentence = " ".join(recall)
         paragraphs.append(sentence if sentence.endswith("”") else sentence + ".")
 
-    if words:
-        paragraphs.append(f"The key words I picked up are {join_words(words)}.")
+    title = general_title(text)
     if is_question:
-        topic = words[0] if words else "this"
+        topic = f"**{words[0]}**" if words else "this"
+        earlier_step = (
+            f"2. **Check it against what we said**: “{shorten(topical[-1], 60)}”"
+            if topical
+            else "2. **Write down what you already know** and what is still open."
+        )
         paragraphs.append(
             "\n".join(
                 [
                     (
-                        "I'm the offline demo model, so I can't look anything up, but this is how I would "
-                        "approach it:"
+                        "I'm the offline demo model, so I can't look anything up, but this is "
+                        "how I would approach it:"
                     ),
                     "",
-                    f"- Pin down what **{topic}** means in your situation.",
-                    "- Compare it with what we discussed earlier"
-                    + (f" (“{shorten(topical[-1], 50)}”)." if topical else "."),
-                    "- Decide on one concrete next step and try it.",
+                    f"1. **Pin down the goal**: what {topic} has to mean in your situation"
+                    + (f", with {join_words(words[1:])} in mind." if len(words) > 1 else "."),
+                    earlier_step,
+                    "3. **Pick one concrete next step**, try it, and look at the result.",
                 ]
             )
+        )
+        paragraphs.append(
+            "_Ask for a list, a table or a code example and I'll answer in that format._"
         )
     else:
         points = sentences(text)[:3]
@@ -572,14 +486,16 @@ def _answer_general(
                     ["What I'm keeping in mind:", "", *[f"- {shorten(p, 120)}" for p in points]]
                 )
             )
+        elif words:
+            paragraphs.append(f"The key words I picked up are {join_words(words)}.")
         paragraphs.append(
             pick(
                 [
                     "Tell me more, or ask me what you said first to see what I remember.",
                     "Keep going: after a few messages, try `/compact` and see what survives.",
-                    "Ask me a question about it, or ask for a code example.",
+                    "Ask me a question about it, or ask for a table or a code example.",
                 ],
                 text,
             )
         )
-    return "\n\n".join(paragraphs)
+    return f"### {title}\n\n" + "\n\n".join(paragraphs)

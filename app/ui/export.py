@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +20,38 @@ EXPORT_FORMAT = "coco-session-export"
 EXPORT_VERSION = 1
 
 Entry = Mapping[str, Any]
+
+EXPORT_NAME_LIMIT = 60  # characters before the extension
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10))}
+)
+
+
+def export_file_name(title: str, fmt: str = "markdown", limit: int = EXPORT_NAME_LIMIT) -> str:
+    """A file name to suggest for exporting a session called ``title``.
+
+    Its words joined by hyphens ("Hello! Can you show me…" → "Hello-Can-you-show-me.md"):
+    no punctuation, spaces or control characters, at most ``limit`` characters cut at a word,
+    a partial last word dropped when the title was shortened ("…"), and never a name Windows
+    reserves. Letters of any script are kept; it is safe on Windows, macOS and Linux.
+    """
+    text = unicodedata.normalize("NFKC", title).strip()
+    words = re.findall(r"[^\W_]+", text)
+    if title.strip().endswith("…") and len(words) > 1:
+        words = words[:-1]  # the title was cut: its last word may be a fragment
+    stem = ""
+    for word in words:
+        candidate = f"{stem}-{word}" if stem else word
+        if len(candidate) > limit:
+            if not stem:
+                stem = word[:limit]
+            break
+        stem = candidate
+    if not stem:
+        stem = "coco-session"
+    elif stem.lower() in _WINDOWS_RESERVED:
+        stem = f"{stem}-session"
+    return stem + (".json" if fmt == "json" else ".md")
 
 
 def _fence(text: str, lang: str = "") -> str:
