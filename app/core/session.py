@@ -992,20 +992,16 @@ class Session:
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
+            # Nothing to do is information, not a failure: said as a background line.
             if len(self._history) == 0:
-                self._emit(
-                    p.Error(message="Nothing to compact yet.", kind="invalid_op", turn_id=turn_id)
-                )
-                status = "failed"
+                self._emit(p.Background(turn_id=turn_id, message="Nothing to compact yet."))
             elif self._compactor.unchanged_since_compaction:
                 self._emit(
-                    p.Error(
-                        message="Nothing new to compact since the last compaction.",
-                        kind="invalid_op",
+                    p.Background(
                         turn_id=turn_id,
+                        message="Nothing new to compact since the last compaction.",
                     )
                 )
-                status = "failed"
             elif not await self._compactor.run(turn_id, "manual", focus=focus):
                 status = "failed"
         except asyncio.CancelledError:

@@ -677,9 +677,11 @@ class MainWindow(QMainWindow):
         """Ask where to save; (path, "markdown" | "json"), or None when cancelled."""
         filters = "Markdown (*.md);;JSON (*.json)"
         initial = "Markdown (*.md)" if kind != "json" else "JSON (*.json)"
-        title = self.windowTitle().split(" — ")[0] or "session"
-        safe = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in title).strip()[:60]
-        suggested = str(Path.home() / f"{safe or 'coco-session'}{'.json' if kind == 'json' else '.md'}")
+        from .export import export_file_name
+
+        title = self.windowTitle().split(" — ")[0]
+        fmt_name = "json" if kind == "json" else "markdown"
+        suggested = str(Path.home() / export_file_name(title, fmt_name))
         from PySide6.QtWidgets import QFileDialog  # dialogs load when first wanted
 
         path, chosen = QFileDialog.getSaveFileName(self, "Export session", suggested, filters,
