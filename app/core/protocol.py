@@ -248,6 +248,29 @@ class Error(_Event):
     turn_id: str | None = None
 
 
+class UndoAvailable(_Event):
+    """Whether ``UndoCompaction`` would do something now: after a turn starts, a compaction,
+    an undo or a refusal, and when a session opens. The window shows Undo from this alone."""
+
+    type: Literal["undo_available"] = "undo_available"
+    item_id: str | None = None  # the compaction it would undo; None when nothing can be
+    reason: str = ""  # why not, in words, when ``item_id`` is None
+
+
+class ContextEntry(BaseModel):
+    """One item of what the model will see next, as the Model view shows it: counted with the
+    same counter as the gauge, the summary and injected context blocks named."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str  # user / assistant / developer / system, or "" for non-messages
+    kind: str  # message, function_call, function_call_output, reasoning, compaction, …
+    tokens: int
+    is_summary: bool = False
+    injected: bool = False  # an environment / instructions block Coco added
+    text: str = ""  # the readable content (messages, tool arguments and outputs)
+
+
 class MessageNotSent(_Event):
     """The user's message did not reach the model (too large for the window, or it could not
     be made to fit): the window puts ``text`` back in the composer. ``reason`` says why."""
@@ -286,6 +309,7 @@ Event = Annotated[
     | Warning
     | Error
     | MessageNotSent
+    | UndoAvailable
     | TurnComplete
     | ShutdownComplete,
     Field(discriminator="type"),

@@ -19,6 +19,7 @@ from . import protocol as p
 from .capabilities import RemoteCapabilities
 from .compaction import policy
 from .compaction.fit import truncate_text
+from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history
 from .compaction.runner import Compactor
 from .config import CoreConfig
@@ -31,7 +32,9 @@ from .items import (
     assistant_message,
     function_call_output,
     is_compaction_item,
+    is_injected_context,
     is_message,
+    item_count_parts,
     item_type,
     last_assistant_text,
     message_text,
@@ -140,6 +143,7 @@ class Session:
             session = cls(config, session_id)
             await asyncio.to_thread(session._resume)
         session._emit(session._token_event())
+        session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
         return session
 
@@ -178,6 +182,25 @@ class Session:
         for entry in entries:
             if entry["kind"] == "compaction":
                 entry["undoable"] = entry.get("item_id") == undo_id
+        return entries
+
+    def context_view(self) -> list[p.ContextEntry]:
+        """What the model will see next, item by item, with the gauge's own counts."""
+        tokens = self._history.item_tokens()
+        entries: list[p.ContextEntry] = []
+        for item, count in zip(self._history.raw_items(), tokens, strict=True):
+            kind = item_type(item)
+            readable, _ = item_count_parts(item)
+            entries.append(
+                p.ContextEntry(
+                    role=str(item.get("role", "")) if kind == "message" else "",
+                    kind=kind,
+                    tokens=count,
+                    is_summary=is_summary_message(item),
+                    injected=is_injected_context(item),
+                    text=readable,
+                )
+            )
         return entries
 
     def token_usage(self) -> p.TokenCount:
@@ -377,6 +400,11 @@ class Session:
     def _limit(self, model: str | None = None) -> int | None:
         return self._compactor.limit(model)
 
+    def _emit_undo_state(self) -> None:
+        undo = self._compactor.undo
+        reason = "" if undo.item_id else undo.refusal
+        self._emit(p.UndoAvailable(item_id=undo.item_id, reason=reason))
+
     def _reset_usage(self) -> None:
         """After a history rewrite the provider's last figures no longer describe it."""
         self._usage_estimated_by_provider = False
@@ -400,16 +428,19 @@ class Session:
     def _emit_usage(self) -> None:
         event = self._token_event()
         self._emit(event)
-        self._record(
-            "event",
-            {
-                "kind": "token_count",
-                "api_total": self._history.api_total,
-                "mark": self._history.mark,
-                "usage_estimated": self._usage_estimated_by_provider,
-                **event.model_dump(exclude={"type"}),
-            },
-        )
+        try:
+            self._record(
+                "event",
+                {
+                    "kind": "token_count",
+                    "api_total": self._history.api_total,
+                    "mark": self._history.mark,
+                    "usage_estimated": self._usage_estimated_by_provider,
+                    **event.model_dump(exclude={"type"}),
+                },
+            )
+        except STORAGE_ERRORS:
+            pass  # resume then estimates the usage instead of restoring the reported figure
 
     def _update_index(self) -> None:
         if self._writer is None:
@@ -553,6 +584,7 @@ class Session:
             if not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
+            self._emit_undo_state()
             previous_model = self._last_turn_model
             self._last_turn_model = self._config.model
             self._record(
@@ -1031,6 +1063,7 @@ class Session:
         item_id = self._compactor.undo.item_id
         if item_id is None:
             self._emit(p.Error(message=self._compactor.undo.refusal, kind="invalid_op"))
+            self._emit_undo_state()
             return
         try:  # saved first: an undo that could not be saved is not done
             self._record("compaction_undone", {"item_id": item_id})
@@ -1042,6 +1075,7 @@ class Session:
         self._restore_before_compaction()
         self._emit(p.CompactionUndone(item_id=item_id, tokens=self._history.usage()))
         self._emit_usage()
+        self._emit_undo_state()
 
 
 # ==================================================================== helpers

@@ -88,6 +88,7 @@ async def test_manual_compaction_event_order_and_item_ids(server, make_config):
         "token_count",  # local estimate of the new history
         "item_completed",
         "context_compacted",
+        "undo_available",  # the window's Undo follows the core
         "warning",  # a two-message chat gains from no summary: said as a warning
         "warning",  # the once-a-session note on long conversations
         "turn_complete",

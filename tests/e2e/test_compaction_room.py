@@ -315,3 +315,41 @@ async def test_the_long_conversation_warning_is_said_once_a_session(server, make
     events = await run(resumed, ops.Compact())
     assert not any("Heads up" in w.message for w in of_type(events, "warning"))
     await resumed.close()
+
+
+async def test_undo_stays_available_after_a_refused_compaction(server, make_config):
+    session = await Session.open(make_config())
+    await chat(session, server, "q1", "a1")
+    server.enqueue(Reply(text="S"))
+    events = await run(session, ops.Compact())
+    compacted = of_type(events, "context_compacted")[0]
+    assert of_type(events, "undo_available")[-1].item_id == compacted.item_id
+    events = await run(session, ops.Compact())  # nothing new: refused, as information
+    assert not of_type(events, "undo_available")  # nothing changed, nothing to redraw
+    await session.submit(ops.UndoCompaction())
+    events = await collect(session, "undo_available")
+    assert of_type(events, "compaction_undone")[0].item_id == compacted.item_id
+    assert events[-1].item_id is None and "already undone" in events[-1].reason
+    events = await chat(session, server, "q2", "a2")
+    assert of_type(events, "undo_available")[0].item_id is None
+    await session.close()
+
+
+async def test_the_context_view_counts_as_the_gauge_does(server, make_config, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = await Session.open(make_config(workspace=ws))
+    await chat(session, server, "q1", "a1")
+    server.enqueue(Reply(text="S"))
+    await run(session, ops.Compact())
+    view = session.context_view()
+    assert [(e.role, e.is_summary, e.injected) for e in view] == [
+        ("user", False, True),  # the environment block, just before the last kept message
+        ("user", False, False),
+        ("user", True, False),
+    ]
+    assert view[1].text == "q1"
+    usage = session.token_usage()
+    assert usage.source == "estimate"
+    assert sum(e.tokens for e in view) < usage.total  # plus instructions and tools
+    await session.close()

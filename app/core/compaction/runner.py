@@ -639,6 +639,7 @@ class Compactor:
             and not is_summary_message(item)
         ]
         self._emit(p.ContextCompacted(**marker, undoable=True, in_view=in_view))
+        self._emit(p.UndoAvailable(item_id=item_id))
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
             self._emit(p.Warning(message=text))
