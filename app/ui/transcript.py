@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
-from .format import STAGE_TEXT
+from .format import STAGE_TEXT, retry_text
 from .theme import colors, pygments_style_name
 from .transcript_rows import (
     NOT_IN_CONTEXT,
@@ -90,6 +90,9 @@ class TranscriptView(VirtualRowArea):
         self._tools: dict[str, ToolRow] = {}
         self._compactions: dict[str, CompactionRow] = {}
         self._streaming: MessageRow | None = None
+        # Replies streaming in the current attempt, by item id: their text is not saved until
+        # the item completes, and a retried attempt replaces them.
+        self._partial: dict[str, MessageRow] = {}
         self._reconnect: NoticeRow | None = None
         self._turn_id: str | None = None
 
@@ -131,6 +134,7 @@ class TranscriptView(VirtualRowArea):
         self._tools.clear()
         self._compactions.clear()
         self._streaming = None
+        self._partial.clear()
         self._reconnect = None
         self._turn_id = None
         self.clear_rows()
@@ -216,6 +220,7 @@ class TranscriptView(VirtualRowArea):
         if not row.streaming:
             row.set_streaming(True)
         self._streaming = row
+        self._partial[item_id] = row
         return row
 
     def append_delta(self, item_id: str, delta: str) -> None:
@@ -237,14 +242,39 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(int(min(250, max(FRAME_MS, spent_ms * 3))))
 
     def _finish_stream(self, interrupted: bool = False) -> None:
-        row = self._streaming
+        """The turn ended: no row streams any more (those cut short are marked)."""
         self._flush_timer.stop()
-        if row is None:
-            return
+        rows = list(self._partial.values())
+        if self._streaming is not None and self._streaming not in rows:
+            rows.append(self._streaming)
+        for row in rows:
+            row.render_markdown()
+            if interrupted:
+                row.set_interrupted()
+            row.set_streaming(False)
+        self._partial.clear()
+        self._streaming = None
+
+    def _finish_item(self, row: MessageRow) -> None:
+        """``row``'s item completed: its text is final."""
+        self._partial.pop(row.item_id, None)
+        if row is self._streaming:
+            self._flush_timer.stop()
+            self._streaming = None
         row.render_markdown()
-        if interrupted:
-            row.set_interrupted()
-        row.set_streaming(False)
+        if row.streaming:
+            row.set_streaming(False)
+
+    def _discard_partial(self) -> None:
+        """The core retries the stream: what the failed attempt streamed was never saved and
+        the retry sends the reply again (maybe under the same item id), so its rows go."""
+        if not self._partial:
+            return
+        self._flush_timer.stop()
+        for item_id, row in self._partial.items():
+            self._messages.pop(item_id, None)
+            self.remove_row(row)
+        self._partial.clear()
         self._streaming = None
 
     # -- events -----------------------------------------------------------------------------
@@ -290,10 +320,7 @@ class TranscriptView(VirtualRowArea):
                 row = self.add_message("assistant", text, item.id)
             elif text:
                 row.set_text(text)
-            if row is self._streaming:
-                self._finish_stream()
-            else:
-                row.render_markdown()
+            self._finish_item(row)
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
@@ -322,10 +349,7 @@ class TranscriptView(VirtualRowArea):
             self.add_message("assistant", event.text, event.item_id)
             return
         row.set_text(event.text)
-        if row is self._streaming:
-            self._finish_stream()
-        else:
-            row.render_markdown()
+        self._finish_item(row)
 
     def _on_context_compacted(self, event: p.ContextCompacted) -> None:
         self.complete_compaction(
@@ -366,9 +390,9 @@ class TranscriptView(VirtualRowArea):
         self.add_notice("error", event.message)
 
     def _on_stream_error(self, event: p.StreamError) -> None:
+        self._discard_partial()
         # One line per turn that updates in place: "Reconnecting... 2/5".
-        count = f"{event.attempt}/{event.max_attempts}"
-        text = event.message if count in event.message else f"{event.message} ({count})"
+        text = retry_text(event.message, event.attempt, event.max_attempts)
         if self._reconnect is not None and self._reconnect in self.rows:
             self._reconnect.set_message(text)
         else:
