@@ -43,6 +43,7 @@ def check_result(res: dict[str, Any]) -> None:
     assert isinstance(res["extra"], dict)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_benchmark_runs_on_tiny_input(module: str) -> None:
     bench = importlib.import_module(module)

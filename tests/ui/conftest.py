@@ -87,7 +87,8 @@ def write_settings(config_dir: Path, server_url: str, **fields: Any) -> None:
     from app.core.settings import AppSettings, SettingsStore
 
     settings = AppSettings(
-        provider="custom", base_url=server_url, model=SCRIPTED_MODEL, wire_api="responses",
+        provider="custom", base_url=server_url, model=SCRIPTED_MODEL,
+        wire_api=fields.pop("wire_api", "responses"),
         context_window=fields.pop("context_window", 100_000), **fields,
     )
     SettingsStore(config_dir).save(settings)

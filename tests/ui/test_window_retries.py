@@ -43,7 +43,7 @@ def test_a_retried_compaction_shows_the_attempt_count_once(
 @pytest.fixture
 def same_message_id(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the scripted server reuse one id for every message item, as some servers do."""
-    import app.demo.render as render
+    from app.demo import render
 
     original = render.new_id
     monkeypatch.setattr(
