@@ -1,6 +1,6 @@
 """The transcript: one row per message, tool call, notice or compaction marker.
 
-The rows are plain objects (``transcript_rows``); only those on screen have widgets (the view
+The rows are plain objects (``row_models``, ``compaction_marker``); only those on screen have widgets (the view
 is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast as a short one
 and costs little more memory than its text. Streaming text is buffered and re-rendered at most
 once per frame, and only the open end of the Markdown is rendered again. The view follows the
@@ -20,18 +20,17 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
+from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow
 from .format import STAGE_TEXT, retry_text
-from .theme import colors, pygments_style_name
-from .transcript_rows import (
+from .row_models import (
     NOT_IN_CONTEXT,
-    REMOTE_SUMMARY_TEXT,
-    CompactionRow,
     MessageRow,
     NoticeRow,
     ReasoningRow,
     ToolRow,
     TranscriptRow,
 )
+from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
 
 if TYPE_CHECKING:

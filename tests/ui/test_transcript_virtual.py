@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from app.ui.row_models import ToolRow
+from app.ui.row_widgets import RowWidget
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_rows import RowWidget, ToolRow
 from app.ui.virtual_rows import KEEP_WIDGETS, SPACING
 
 
