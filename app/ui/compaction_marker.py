@@ -186,9 +186,6 @@ class CompactionRow(TranscriptRow):
             lines += text_lines(self.summary, width - 24, metrics)
         return 20 + lines * metrics.line_height
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        return CompactionRowWidget(self, self._host.renderer, parent)
-
 
 class CompactionRowWidget(RowWidget):
     """The marker: spinner or icon, title, Summary and Undo buttons, figures, the summary."""

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from .commands import (
+    COMPACT_RUNNING_REASON,
+    COMPACT_STREAMING_REASON,
     Command,
     CommandProblem,
     CommandSpec,
@@ -28,8 +30,6 @@ from .commands import (
 from .theme import colors
 from .widgets import tool_button
 
-COMPACT_STREAMING_REASON = "'/compact' is disabled while a response is streaming"
-COMPACT_RUNNING_REASON = "'/compact' is disabled while a compaction is running"
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
 
 

@@ -11,13 +11,13 @@ builds its widget if it has none at that moment.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QLabel, QToolButton, QWidget
+    from PySide6.QtWidgets import QLabel, QToolButton
 
     from .markdown import MarkdownRenderer
-    from .row_widgets import RowWidget
+    from .row_widgets import MessageRowWidget, RowWidget
     from .virtual_rows import TextMetrics
     from .widgets import RichTextView
 
@@ -105,9 +105,6 @@ class TranscriptRow:
         if resized:
             self._host.row_changed(self)
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        raise NotImplementedError
-
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         return 2 * metrics.line_height + 16
 
@@ -164,7 +161,7 @@ class MessageRow(TranscriptRow):
         grew; a row off screen just re-estimates its height)."""
         self._rendered = self._version
         if self._widget is not None:
-            self._widget.render_text()
+            cast("MessageRowWidget", self._widget).render_text()
         self._host.row_changed(self)
 
     def set_interrupted(self) -> None:
@@ -198,10 +195,6 @@ class MessageRow(TranscriptRow):
         text = self._text if not self._pending else self.text
         return 40 + text_lines(text, width - 24, metrics) * metrics.line_height
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        from .row_widgets import MessageRowWidget
-
-        return MessageRowWidget(self, self._host.renderer, parent)
 
 
 class ExpandableRow(TranscriptRow):
@@ -284,10 +277,6 @@ class ToolRow(ExpandableRow):
             metrics.line_height
         )
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        from .row_widgets import ToolRowWidget
-
-        return ToolRowWidget(self, parent)
 
 
 class ReasoningRow(ExpandableRow):
@@ -304,10 +293,6 @@ class ReasoningRow(ExpandableRow):
             return metrics.line_height + 16
         return 30 + text_lines(self.text, width - 40, metrics) * metrics.line_height
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        from .row_widgets import ReasoningRowWidget
-
-        return ReasoningRowWidget(self, parent)
 
 
 class NoticeRow(TranscriptRow):
@@ -331,7 +316,3 @@ class NoticeRow(TranscriptRow):
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         return 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
 
-    def create_widget(self, parent: QWidget) -> RowWidget:
-        from .row_widgets import NoticeRowWidget
-
-        return NoticeRowWidget(self, parent)

@@ -326,3 +326,16 @@ class NoticeRowWidget(RowWidget):
         row = self.notice
         self.label.setText(row.message)
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
+
+
+def row_widget(row: TranscriptRow, renderer: MarkdownRenderer, parent: QWidget) -> RowWidget:
+    """The widget for a message, tool call, reasoning or notice row."""
+    if isinstance(row, MessageRow):
+        return MessageRowWidget(row, renderer, parent)
+    if isinstance(row, ToolRow):
+        return ToolRowWidget(row, parent)
+    if isinstance(row, ReasoningRow):
+        return ReasoningRowWidget(row, parent)
+    if isinstance(row, NoticeRow):
+        return NoticeRowWidget(row, parent)
+    raise TypeError(f"no widget for {type(row).__name__}")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
-from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow
+from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_text
 from .row_models import (
     NOT_IN_CONTEXT,
@@ -30,6 +30,7 @@ from .row_models import (
     ToolRow,
     TranscriptRow,
 )
+from .row_widgets import RowWidget, row_widget
 from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
 
@@ -109,6 +110,12 @@ class TranscriptView(VirtualRowArea):
 
             self._renderer = MarkdownRenderer(colors(), pygments_style_name())
         return self._renderer
+
+    def create_row_widget(self, row: TranscriptRow) -> RowWidget:
+        """The widget that shows ``row`` (rows themselves hold no widget code)."""
+        if isinstance(row, CompactionRow):
+            return CompactionRowWidget(row, self.renderer, self.viewport())
+        return row_widget(row, self.renderer, self.viewport())
 
     def request_undo(self, item_id: str) -> None:
         """A marker's Undo button was clicked."""

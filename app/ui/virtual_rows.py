@@ -13,8 +13,9 @@ screen keeps its place (the scroll position is adjusted), so nothing jumps under
 While ``follow_bottom`` is set (the user has not scrolled up) the view sticks to the end.
 
 Rows are duck-typed: ``_widget`` (the widget or ``None``), ``height``, ``measured_width`` and
-``index`` are managed here; a row provides ``estimate_height(width, TextMetrics)`` and
-``create_widget(parent)``, and its widget provides ``height_for(width)``.
+``index`` are managed here; a row provides ``estimate_height(width, TextMetrics)``, the
+subclass builds a row's widget (``create_row_widget``), and the widget provides
+``height_for(width)``.
 """
 
 from __future__ import annotations
@@ -128,13 +129,17 @@ class VirtualRowArea(QAbstractScrollArea):
         """``row``'s widget, created now if it has none (sized to the column's width)."""
         widget = row._widget
         if widget is None:
-            widget = row.create_widget(self.viewport())
+            widget = self.create_row_widget(row)
             row._widget = widget
             widget.resize(self._row_width(), max(1, row.height))
             widget.hide()
             self._with_widgets[id(row)] = row
         self._with_widgets.move_to_end(id(row))
         return widget
+
+    def create_row_widget(self, row: Any) -> Any:
+        """A new widget showing ``row``, a child of the viewport (subclasses build them)."""
+        raise NotImplementedError
 
     def drop_all_widgets(self) -> None:
         """Delete every widget (they are rebuilt from the rows' state when needed)."""
