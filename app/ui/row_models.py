@@ -11,13 +11,16 @@ builds its widget if it has none at that moment.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from .long_text import SEGMENT_CHARS, Cut, display_cuts, segment_source, segment_text
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QToolButton
 
     from .markdown import MarkdownRenderer
-    from .row_widgets import MessageRowWidget, RowWidget
+    from .row_widgets import MessageRowWidget, RowWidget, SegmentWidget
     from .virtual_rows import TextMetrics
     from .widgets import RichTextView
 
@@ -36,6 +39,12 @@ class RowHost(Protocol):
     def row_changed(self, row: Any) -> None: ...
 
     def request_undo(self, item_id: str) -> None: ...
+
+    def insert_rows_after(self, row: Any, rows: list[Any]) -> None: ...
+
+    def hold(self) -> AbstractContextManager[Any]: ...
+
+    def remove_rows(self, rows: list[Any]) -> None: ...
 
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
@@ -67,6 +76,8 @@ def text_lines(text: str, width: int, metrics: TextMetrics) -> int:
 
 class TranscriptRow:
     """Base of every row: whether it is still in the model's context (dimmed if not)."""
+
+    joined = False  # True: the row continues the one above it (no gap between them)
 
     __slots__ = ("_host", "_widget", "height", "in_context", "index", "measured_width")
 
@@ -114,11 +125,13 @@ class MessageRow(TranscriptRow):
 
     While a reply streams, deltas are only collected; :meth:`render_markdown` (once per frame)
     re-renders just the part of the Markdown that is still open (see ``MarkdownDocument``).
+    A long message is shown in parts (``long_text.display_cuts``): this row shows the first,
+    a ``MessageSegmentRow`` below it each further one, so only the parts on screen are laid out.
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_text", "_version", "interrupted", "item_id", "role",
-        "streaming",
+        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id", "role",
+        "segments", "streaming",
     )
 
     def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
@@ -131,6 +144,8 @@ class MessageRow(TranscriptRow):
         self._rendered = 0
         self.streaming = False
         self.interrupted = False
+        self.cuts: list[Cut] = []  # where the parts after the first start
+        self.segments: list[MessageSegmentRow] = []  # the rows showing them, in order
 
     @property
     def text(self) -> str:
@@ -143,8 +158,42 @@ class MessageRow(TranscriptRow):
     def set_text(self, text: str) -> None:
         self._pending.clear()
         if text != self._text:
+            if self.cuts and not text.startswith(self._text[: self.cuts[-1].offset]):
+                self.cuts = []  # another text: its parts are cut anew
             self._text = text
             self._version += 1
+
+    @property
+    def head_source(self) -> str:
+        """The Markdown this row's own body shows (the first part of a long message)."""
+        text = self._text if not self._pending else self.text
+        return segment_source(text, self.cuts, 0) if self.cuts else text
+
+    def sync_segments(self) -> list[TranscriptRow]:
+        """Cut the text into its display parts, adding or removing part rows as needed; the
+        rows whose part changed (this one included)."""
+        text = self.text
+        known = len(self.cuts)
+        if known < len(self.segments):  # the text was replaced: the old parts go
+            self._host.remove_rows(self.segments)
+            self.segments = []
+        if len(text) - (self.cuts[-1].offset if self.cuts else 0) <= SEGMENT_CHARS:
+            changed_from = len(self.segments)
+        else:
+            self.cuts = display_cuts(text, SEGMENT_CHARS, self.cuts)
+            changed_from = min(known, len(self.segments))
+        if len(self.cuts) > len(self.segments):
+            new = [MessageSegmentRow(self._host, self, number)
+                   for number in range(len(self.segments) + 1, len(self.cuts) + 1)]
+            self._host.insert_rows_after(self.segments[-1] if self.segments else self, new)
+            self.segments.extend(new)
+        pieces: list[TranscriptRow] = [self, *self.segments]
+        return pieces[changed_from:]
+
+    def set_in_context(self, in_context: bool) -> None:
+        super().set_in_context(in_context)
+        for segment in self.segments:
+            segment.set_in_context(in_context)
 
     def append(self, delta: str) -> None:
         # Joined on the next read: appending to a long string per delta would copy it each time.
@@ -160,9 +209,11 @@ class MessageRow(TranscriptRow):
         """Bring the rendered Markdown up to date (only its open end re-renders when the text
         grew; a row off screen just re-estimates its height)."""
         self._rendered = self._version
-        if self._widget is not None:
-            cast("MessageRowWidget", self._widget).render_text()
-        self._host.row_changed(self)
+        with self._host.hold():  # parts added at once are laid out in one pass
+            for row in self.sync_segments():
+                if row._widget is not None:
+                    cast("MessageRowWidget | SegmentWidget", row._widget).render_text()
+                self._host.row_changed(row)
 
     def set_interrupted(self) -> None:
         self.interrupted = True
@@ -192,8 +243,50 @@ class MessageRow(TranscriptRow):
         return self.streaming or super().keep_widget()
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        text = self._text if not self._pending else self.text
-        return 40 + text_lines(text, width - 24, metrics) * metrics.line_height
+        return 40 + text_lines(self.head_source, width - 24, metrics) * metrics.line_height
+
+    @property
+    def layout_cost(self) -> int:
+        """Characters laid out when this row is measured (see ``virtual_rows``)."""
+        return len(self._text) if not self.cuts else self.cuts[0].offset
+
+
+class MessageSegmentRow(TranscriptRow):
+    """A further part of a long message, shown right below the part before it."""
+
+    __slots__ = ("message", "number")
+    joined = True  # no gap above: it continues the message
+
+    def __init__(self, host: RowHost, message: MessageRow, number: int) -> None:
+        super().__init__(host)
+        self.message = message
+        self.number = number  # 1 for the part after the message row's own
+        self.in_context = message.in_context
+
+    @property
+    def source(self) -> str:
+        """The Markdown this part renders."""
+        return segment_source(self.message.text, self.message.cuts, self.number)
+
+    @property
+    def shown_text(self) -> str:
+        """The part of the message's text this row shows."""
+        return segment_text(self.message.text, self.message.cuts, self.number)
+
+    @property
+    def body(self) -> RichTextView:
+        return self.widget.body  # type: ignore[no-any-return]
+
+    def keep_widget(self) -> bool:
+        streaming = self.message.streaming and self.message.segments[-1:] == [self]
+        return streaming or super().keep_widget()
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        return 12 + text_lines(self.source, width - 24, metrics) * metrics.line_height
+
+    @property
+    def layout_cost(self) -> int:
+        return SEGMENT_CHARS
 
 
 

@@ -24,10 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from .icons import icon
+from .long_text import break_runs
 from .row_models import (
     NOT_IN_CONTEXT,
     ExpandableRow,
     MessageRow,
+    MessageSegmentRow,
     NoticeRow,
     ReasoningRow,
     ToolRow,
@@ -43,6 +45,13 @@ if TYPE_CHECKING:
     from .markdown import MarkdownRenderer
 
 DIM_OPACITY = 0.5
+LABEL_RUN = 200  # a label's runs without whitespace get break opportunities past this
+
+
+def label_text(text: str) -> str:
+    """``text`` for a wrapping label: only pathological runs get break opportunities (Qt
+    cannot lay them out fast), so selecting and copying an ordinary path or hash is exact."""
+    return break_runs(text, LABEL_RUN, LABEL_RUN // 2)
 
 
 def muted_label(text: str, parent: QWidget | None = None) -> QLabel:
@@ -164,7 +173,7 @@ class MessageRowWidget(RowWidget):
         return self.markdown.code_blocks
 
     def render_text(self) -> None:
-        self.markdown.update(self.message.text)
+        self.markdown.update(self.message.head_source)
         self.body.updateGeometry()
 
     def copy_message(self) -> None:
@@ -184,6 +193,37 @@ class MessageRowWidget(RowWidget):
         elif row.streaming:
             self.status_label.setText("· writing…")
         self.status_label.setVisible(row.interrupted or row.streaming)
+
+
+class SegmentWidget(RowWidget):
+    """A further part of a long message: the Markdown body alone, below the part before."""
+
+    def __init__(self, row: MessageSegmentRow, renderer: MarkdownRenderer, parent: QWidget) -> None:
+        super().__init__(row, parent)
+        self.segment = row
+        self._outer.setContentsMargins(10, 0, 10, 0)
+        self.setObjectName("userPart" if row.message.role == "user" else "assistantPart")
+        self.body = RichTextView(self)
+        self.body.setAccessibleName("Message text, continued")
+        self.body.copy_code_requested.connect(self.copy_code)
+        self.body.document().setDefaultStyleSheet(renderer.style_sheet())
+        from .markdown_document import MarkdownDocument
+
+        self.markdown = MarkdownDocument(self.body.document(), renderer)
+        self._outer.addWidget(self.body)
+        if row.message.role == "user":
+            self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")
+        self.render_text()
+        self.finish()
+
+    def render_text(self) -> None:
+        self.markdown.update(self.segment.source)
+        self.body.updateGeometry()
+
+    def copy_code(self, index: int) -> None:
+        blocks = self.markdown.code_blocks
+        if 0 <= index < len(blocks):
+            QGuiApplication.clipboard().setText(blocks[index])
 
 
 def _code_label(text: str) -> QLabel:
@@ -272,8 +312,8 @@ class ToolRowWidget(ExpandableRowWidget):
         if self._shown != (row.arguments, row.output):
             self._shown = (row.arguments, row.output)
             self.detail_label.setText(one_line(row.arguments))
-            self.arguments_label.setText(clip(pretty_arguments(row.arguments)))
-            self.output_label.setText(clip(row.output or ""))
+            self.arguments_label.setText(label_text(clip(pretty_arguments(row.arguments))))
+            self.output_label.setText(label_text(clip(row.output or "")))
             self.output_caption.setVisible(row.output is not None)
             self.output_label.setVisible(row.output is not None)
 
@@ -284,7 +324,7 @@ class ReasoningRowWidget(ExpandableRowWidget):
     def __init__(self, row: ReasoningRow, parent: QWidget) -> None:
         super().__init__(row, "Reasoning", "info", parent)
         self.detail_label.setText(one_line(row.text))
-        label = QLabel(row.text)
+        label = QLabel(label_text(row.text))
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -306,7 +346,7 @@ class NoticeRowWidget(RowWidget):
         line.setSpacing(6)
         self._icon = QLabel()
         line.addWidget(self._icon, 0, Qt.AlignmentFlag.AlignTop)
-        self.label = QLabel(row.message)
+        self.label = QLabel(label_text(row.message))
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -324,7 +364,7 @@ class NoticeRowWidget(RowWidget):
 
     def sync(self) -> None:
         row = self.notice
-        self.label.setText(row.message)
+        self.label.setText(label_text(row.message))
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
 
 
@@ -332,6 +372,8 @@ def row_widget(row: TranscriptRow, renderer: MarkdownRenderer, parent: QWidget) 
     """The widget for a message, tool call, reasoning or notice row."""
     if isinstance(row, MessageRow):
         return MessageRowWidget(row, renderer, parent)
+    if isinstance(row, MessageSegmentRow):
+        return SegmentWidget(row, renderer, parent)
     if isinstance(row, ToolRow):
         return ToolRowWidget(row, parent)
     if isinstance(row, ReasoningRow):

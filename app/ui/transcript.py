@@ -22,6 +22,7 @@ from app.core.items import is_compaction_item, is_injected_context, item_type, m
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_text
+from .long_text import SEGMENT_CHARS, display_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
     MessageRow,
@@ -117,6 +118,14 @@ class TranscriptView(VirtualRowArea):
             return CompactionRowWidget(row, self.renderer, self.viewport())
         return row_widget(row, self.renderer, self.viewport())
 
+    def insert_rows_after(self, row: TranscriptRow, rows: list[TranscriptRow]) -> None:
+        """Put ``rows`` right below ``row`` (the further parts of a long message)."""
+        self.insert_rows(row.index + 1, rows)
+
+    def remove_rows(self, rows: list[TranscriptRow]) -> None:
+        for row in rows:
+            self.remove_row(row)
+
     def request_undo(self, item_id: str) -> None:
         """A marker's Undo button was clicked."""
         self.undo_requested.emit(item_id)
@@ -164,9 +173,16 @@ class TranscriptView(VirtualRowArea):
             row.render_markdown()
             return row
         row = MessageRow(self, role, text, item_id)
-        self._add(row)
         if item_id:
             self._messages[item_id] = row
+        if len(text) <= SEGMENT_CHARS:
+            self._add(row)
+            return row
+        # A long message is shown in parts, each laid out only when on screen.
+        row.cuts = display_cuts(text)
+        with self.hold():
+            self._add(row)
+            row.sync_segments()
         return row
 
     def add_notice(self, kind: str, message: str) -> NoticeRow:
@@ -279,7 +295,7 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.stop()
         for item_id, row in self._partial.items():
             self._messages.pop(item_id, None)
-            self.remove_row(row)
+            self.remove_rows([*row.segments, row])
         self._partial.clear()
         self._streaming = None
 

@@ -1,0 +1,188 @@
+"""Long unbroken lines: the longest main-thread block while the real window (offscreen) shows
+them (issue 13 item 3).
+
+Three steps, each timed by a ``QTimer`` probe firing every 5 ms (the largest gap between two
+firings is the longest block), from the action until the window's first paint after it:
+
+- **reply**: a model reply that is one line of 1 MB without a space, streamed by the offline
+  server (own process) in deltas of 256 characters, until the paint after ``turn_complete``;
+- **user**: a user message of 128 KB of hex sent from the composer (``send_message``), until the
+  paint after ``turn_complete`` (a short reply);
+- **reopen**: the session of the first step opened again, as a click in the session list does.
+
+Reference: the same window streaming a reply of ordinary prose (words and paragraphs) of the
+same length, its longest block likewise (the figure is long-line block / prose block).
+
+Targets: longest block ≤ 50 ms in each step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ._common import Target, TextMaker, main, result, run_worker, temp_dir, worker_reply
+
+LINE_CHARS = 1_000_000
+HEX_CHARS = 128_000
+CHUNK_CHARS = 256
+LIMIT_MS = 50.0
+
+
+def one_line(chars: int, seed: int = 7) -> str:
+    """``chars`` characters of letters, digits and punctuation, without any whitespace."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-.,;:"
+    return "".join(rng.choices(alphabet, k=chars))
+
+
+def hex_text(chars: int, seed: int = 11) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choices("0123456789abcdef", k=chars))
+
+
+async def _timed(window: Any, action: Any, until: str | None) -> dict[str, Any]:
+    """Run ``action()``; the longest main-thread block until the first paint after the event
+    ``until`` (or after ``action`` returned, when None)."""
+    from ._ui import PaintWatch, StallProbe, transcript_paint_targets
+
+    done = asyncio.Event()
+
+    def on_event(event: Any) -> None:
+        if event.type == until:
+            done.set()
+
+    if until is not None:
+        window.bridge.event_received.connect(on_event)
+    watch = PaintWatch(*transcript_paint_targets(window))
+    probe = StallProbe(5)
+    probe.start()
+    start = time.perf_counter()
+    result_value = action()
+    if asyncio.iscoroutine(result_value):
+        await result_value
+    if until is not None:
+        await asyncio.wait_for(done.wait(), 900)
+    finished = time.perf_counter()
+    painted = await watch.wait_after(finished)
+    await asyncio.sleep(0.2)  # what the last paint set off (parts coming on screen)
+    probe.stop()
+    gaps = probe.gaps_ms()
+    return {
+        "elapsed_s": round(painted - start, 3),
+        "block_ms": round(max(gaps) if gaps else 0.0, 1),
+        "blocks_over_50ms": sum(1 for gap in gaps if gap > LIMIT_MS),
+    }
+
+
+def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> dict[str, Any]:
+    from ._ui import close_window, make_context, make_window, run_on_qt
+
+    hex_message = hex_file.read_text(encoding="utf-8")
+    root = hex_file.parent
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        # Warm-up on the short server: the first reply and the first reopen pay for imports
+        # (Markdown, highlighting) and first-use costs that are not the long lines' doing.
+        window = make_window(make_context(root / "b", short_url))
+        window.show()
+        await window.open_session(None)
+        await _timed(window, lambda: window.send_message("hi"), "turn_complete")
+        warm_id = window.session.id
+        await window.open_session(None)
+        out["reopen_short"] = await _timed(window, lambda: window.open_session(warm_id), None)
+        await window.open_session(None)
+        await asyncio.sleep(0.1)
+        out["user"] = await _timed(
+            window, lambda: window.send_message(hex_message), "turn_complete"
+        )
+        await close_window(window)
+
+        window = make_window(make_context(root / "a", reply_url))
+        window.show()
+        await window.open_session(None)
+        await asyncio.sleep(0.1)
+        out["reply"] = await _timed(window, lambda: window.send_message("go"), "turn_complete")
+        session_id = window.session.id
+        shown = window.transcript.message_rows("assistant")[-1].text
+        out["reply_chars_shown"] = len(shown)
+        await window.open_session(None)
+        await asyncio.sleep(0.1)
+        out["reopen"] = await _timed(window, lambda: window.open_session(session_id), None)
+        await close_window(window)
+
+        window = make_window(make_context(root / "c", prose_url))
+        window.show()
+        await window.open_session(None)
+        await asyncio.sleep(0.1)
+        out["prose"] = await _timed(window, lambda: window.send_message("go"), "turn_complete")
+        await close_window(window)
+        return out
+
+    return run_on_qt(scenario)
+
+
+def run(scale: float = 1.0) -> dict[str, Any]:
+    """Measure the longest main-thread block for long lines; see the module docstring."""
+    from ._server_proc import ServerProcess
+
+    line_chars = max(2_000, int(LINE_CHARS * scale))
+    hex_chars = max(1_000, int(HEX_CHARS * scale))
+    prose = TextMaker(seed=5).plain(line_chars // 4)[:line_chars]
+    with temp_dir() as root:
+        files = {
+            "reply": root / "line.txt", "prose": root / "prose.txt", "short": root / "ok.txt",
+        }
+        files["reply"].write_text(one_line(line_chars), encoding="utf-8")
+        files["prose"].write_text(prose, encoding="utf-8")
+        files["short"].write_text("Noted.", encoding="utf-8")
+        hex_file = root / "hex.txt"
+        hex_file.write_text(hex_text(hex_chars), encoding="utf-8")
+        with (
+            ServerProcess(files["reply"], copies=1, chunk_size=CHUNK_CHARS) as reply_server,
+            ServerProcess(files["prose"], copies=1, chunk_size=CHUNK_CHARS) as prose_server,
+            ServerProcess(files["short"], copies=2, chunk_size=CHUNK_CHARS) as short_server,
+        ):
+            data = run_worker(
+                "bench.bench_long_lines", "--worker", reply_server.url, prose_server.url,
+                short_server.url, str(hex_file), timeout=3600,
+            )
+    if data["reply_chars_shown"] != line_chars:
+        raise RuntimeError(f"the window shows {data['reply_chars_shown']} of {line_chars} chars")
+    steps = ("reply", "user", "reopen")
+    longest = max(data[step]["block_ms"] for step in steps) / 1000
+    prose_block = max(data["prose"]["block_ms"], 0.1) / 1000
+    return result(
+        "long_lines",
+        workload=f"a {line_chars:,}-character reply without whitespace streamed in "
+        f"{CHUNK_CHARS}-character deltas, a {hex_chars:,}-character hex user message, and "
+        "the first session reopened, in the real window",
+        reference="the same window streaming a reply of ordinary prose of the same length",
+        figure="longest main-thread block, long lines / prose",
+        measured=longest,
+        reference_value=prose_block,
+        targets=[
+            Target(f"longest block: {step}", data[step]["block_ms"], LIMIT_MS, "ms")
+            for step in steps
+        ],
+        extra={
+            **{f"{step}_block_ms": data[step]["block_ms"] for step in (*steps, "prose")},
+            "reopen_short_session_block_ms": data["reopen_short"]["block_ms"],
+            **{f"{step}_elapsed_s": data[step]["elapsed_s"] for step in (*steps, "prose")},
+            **{f"{step}_blocks_over_50ms": data[step]["blocks_over_50ms"]
+               for step in (*steps, "prose")},
+        },
+        scale=scale,
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker_reply(_worker(sys.argv[2], sys.argv[3], sys.argv[4], Path(sys.argv[5])))
+    else:
+        main(run)
