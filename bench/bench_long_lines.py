@@ -13,6 +13,10 @@ firings is the longest block), from the action until the window's first paint af
 Reference: the same window streaming a reply of ordinary prose (words and paragraphs) of the
 same length, its longest block likewise (the figure is long-line block / prose block).
 
+Beside them, the longest single call of two things that block the main thread but are not
+the window's layout: the core counting a message's tokens (``TokenCounter.count``) and the
+full collection once a reopened session is shown (``memory.session_shown``).
+
 Targets: longest block ≤ 50 ms in each step.
 """
 
@@ -31,6 +35,7 @@ LINE_CHARS = 1_000_000
 HEX_CHARS = 128_000
 CHUNK_CHARS = 256
 LIMIT_MS = 50.0
+LONGEST: list[Any] = []  # [token counting, collection after open], set by the worker
 
 
 def one_line(chars: int, seed: int = 7) -> str:
@@ -62,6 +67,8 @@ async def _timed(window: Any, action: Any, until: str | None) -> dict[str, Any]:
     probe = StallProbe(5)
     probe.start()
     start = time.perf_counter()
+    for longest in LONGEST:
+        longest.take()
     result_value = action()
     if asyncio.iscoroutine(result_value):
         await result_value
@@ -73,14 +80,43 @@ async def _timed(window: Any, action: Any, until: str | None) -> dict[str, Any]:
     probe.stop()
     gaps = probe.gaps_ms()
     return {
+        "core_token_count_ms": LONGEST[0].take() if LONGEST else 0.0,
+        "gc_after_open_ms": LONGEST[1].take() if LONGEST else 0.0,
         "elapsed_s": round(painted - start, 3),
         "block_ms": round(max(gaps) if gaps else 0.0, 1),
         "blocks_over_50ms": sum(1 for gap in gaps if gap > LIMIT_MS),
     }
 
 
+class Longest:
+    """The longest single call of ``owner.name`` per step (blocks that are not layout: the
+    core counting tokens, the full collection after a session is shown)."""
+
+    def __init__(self, owner: Any, name: str) -> None:
+        self.longest_ms = 0.0
+        original = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.longest_ms = max(self.longest_ms, (time.perf_counter() - start) * 1000)
+
+        setattr(owner, name, timed)
+
+    def take(self) -> float:
+        value, self.longest_ms = round(self.longest_ms, 1), 0.0
+        return value
+
+
 def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> dict[str, Any]:
+    from app.core import tokens
+    from app.ui import memory
+
     from ._ui import close_window, make_context, make_window, run_on_qt
+
+    LONGEST[:] = [Longest(tokens.TokenCounter, "count"), Longest(memory, "session_shown")]
 
     hex_message = hex_file.read_text(encoding="utf-8")
     root = hex_file.parent
@@ -176,6 +212,9 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             **{f"{step}_elapsed_s": data[step]["elapsed_s"] for step in (*steps, "prose")},
             **{f"{step}_blocks_over_50ms": data[step]["blocks_over_50ms"]
                for step in (*steps, "prose")},
+            **{f"{step}_core_token_count_longest_ms": data[step]["core_token_count_ms"]
+               for step in (*steps, "prose")},
+            "reopen_gc_after_open_ms": data["reopen"]["gc_after_open_ms"],
         },
         scale=scale,
     )

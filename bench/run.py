@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "tokens": "bench.bench_tokens",
     "startup": "bench.bench_startup",
     "transcript_memory": "bench.bench_transcript_memory",
+    "long_lines": "bench.bench_long_lines",
 }
 QUICK_SCALE = 0.01
 

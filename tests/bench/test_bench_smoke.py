@@ -21,6 +21,7 @@ MODULES = [
     "bench.bench_streaming",
     "bench.bench_startup",
     "bench.bench_transcript_memory",
+    "bench.bench_long_lines",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",
