@@ -8,11 +8,12 @@ never changes):
 - ``break_runs_html`` inserts a zero-width space (U+200B) every ``RUN`` characters inside runs
   of text without whitespace longer than ``LONG_RUN``, so every line can wrap; selection copies
   strip them again (``strip_breaks``; the copy buttons copy the original text).
-- ``display_cuts`` cuts a long message into segments of at most ``SEGMENT_CHARS`` characters,
-  each shown by its own transcript row, so only the segments on screen are ever laid out and a
-  streaming reply only re-renders its last segment. Cuts fall between Markdown blocks where
-  possible (then the parts render exactly as the whole); inside a fenced code block the fence is
-  closed at the end of one segment and opened again at the start of the next.
+- ``display_cuts`` cuts a long message into segments, each shown by its own transcript row,
+  so only the segments on screen are ever laid out and a streaming reply only re-renders its
+  last segment. Cuts fall between Markdown blocks (then the parts render exactly as the whole)
+  every ``SEGMENT_CHARS`` or so; a longer block (a code block, a paragraph) is cut only past
+  ``MAX_SEGMENT_CHARS``, at a line break if it has one; inside a fenced code block the fence is
+  then closed at the end of one segment and opened again at the start of the next.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import NamedTuple
 ZWSP = "\u200b"
 LONG_RUN = 48  # runs without whitespace up to this long are left alone
 RUN = 12  # in longer runs, characters between two inserted break opportunities
-SEGMENT_CHARS = 2_000  # characters of a message shown by one row
+SEGMENT_CHARS = 2_000  # a row shows the Markdown blocks that fit in this many characters
+MAX_SEGMENT_CHARS = 16_000  # a longer block (code, a paragraph) is cut past this many
 
 _TOKEN = re.compile(r"<[^>]*>|&#?\w+;|\s+|[^\s<&]+|[<&]")
 _TAG_NAME = re.compile(r"</?\s*([a-zA-Z0-9]+)")
@@ -140,24 +142,39 @@ def _marker(fence: str) -> str:
     return opened.group(1) if opened is not None else ""
 
 
-def display_cuts(text: str, limit: int = SEGMENT_CHARS, known: list[Cut] | None = None) -> list[Cut]:
+def display_cuts(
+    text: str,
+    limit: int = SEGMENT_CHARS,
+    most: int = MAX_SEGMENT_CHARS,
+    known: list[Cut] | None = None,
+) -> list[Cut]:
     """The starts of the display segments after the first (empty for a short text).
 
-    Each segment holds at most ``limit`` characters. A cut is only made once ``limit``
-    characters follow the previous one, and depends on nothing after them, so a streaming
-    text's cuts never move: ``known`` (the cuts of a prefix of ``text``) are kept as they are.
+    A segment ends at the last Markdown block boundary within ``limit`` characters; a line
+    longer than that is cut after ``limit`` characters; a longer block of several lines (a code
+    block, a paragraph) stays whole up to ``most`` characters, beyond which it is cut at its
+    last line break. A cut depends
+    only on the text before it plus ``limit`` (or ``most``) characters, so a streaming text's
+    cuts never move: ``known`` (the cuts of a prefix of ``text``) are kept as they are.
     """
     from .markdown_document import closed_end
 
     cuts = list(known or [])
     start, fence = (cuts[-1].offset, cuts[-1].fence) if cuts else (0, "")
     while len(text) - start > limit:
-        window = text[start : start + limit]
-        cut = closed_end(window) if not fence else 0
+        head = text[start : start + limit]
+        cut = 0 if fence else closed_end(head)
+        if cut <= 0 and "\n" not in head:
+            cut = limit  # one line longer than a segment: cut it anywhere
         if cut <= 0:
-            # No Markdown block boundary: the last line break, else a hard cut.
-            newline = window.rfind("\n", 0, limit - 1)
-            cut = newline + 1 if newline > 0 else limit
+            if len(text) - start <= most:
+                break  # a long block: it stays whole unless it grows past ``most``
+            window = text[start : start + most]
+            cut = 0 if fence else closed_end(window)
+            if cut <= 0:
+                # No Markdown block boundary: the last line break, else a hard cut.
+                newline = window.rfind("\n", 0, most - 1)
+                cut = newline + 1 if newline > 0 else most
         next_fence = _fence_state(text, start, start + cut, fence)
         start += cut
         fence = next_fence

@@ -180,7 +180,7 @@ class MessageRow(TranscriptRow):
         if len(text) - (self.cuts[-1].offset if self.cuts else 0) <= SEGMENT_CHARS:
             changed_from = len(self.segments)
         else:
-            self.cuts = display_cuts(text, SEGMENT_CHARS, self.cuts)
+            self.cuts = display_cuts(text, known=self.cuts)
             changed_from = min(known, len(self.segments))
         if len(self.cuts) > len(self.segments):
             new = [MessageSegmentRow(self._host, self, number)
@@ -286,7 +286,7 @@ class MessageSegmentRow(TranscriptRow):
 
     @property
     def layout_cost(self) -> int:
-        return SEGMENT_CHARS
+        return len(self.shown_text)
 
 
 

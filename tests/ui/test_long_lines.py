@@ -14,6 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from app.demo import Reply
 from app.ui.long_text import (
     LONG_RUN,
+    MAX_SEGMENT_CHARS,
     SEGMENT_CHARS,
     ZWSP,
     break_runs,
@@ -57,7 +58,7 @@ def test_a_long_unbroken_reply_is_shown_breakable_and_copied_unchanged(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window()
-    line = unbroken(3 * SEGMENT_CHARS + 500)
+    line = unbroken(3 * SEGMENT_CHARS + 500)  # one line: cut every SEGMENT_CHARS
     server.enqueue(Reply(text=line, chunk_size=4096))
     window.send_message("one long line please")
     wait_idle(qtbot, window)
@@ -122,8 +123,13 @@ def test_break_opportunities_leave_short_runs_tags_and_entities_alone() -> None:
 
 
 def test_display_cuts_do_not_move_while_a_text_streams_and_keep_code_fenced() -> None:
-    code = "\n".join(f"line_{i} = {i}" for i in range(2000))
-    text = "Intro.\n\n" + unbroken(2 * SEGMENT_CHARS) + "\n\n```python\n" + code + "\n```\n\nEnd."
+    code = "\n".join(f"line_{i} = {i}" for i in range(2000))  # longer than a segment holds
+    short_code = "\n".join(f"x_{i} = {i}" for i in range(300))  # longer than SEGMENT_CHARS
+    paragraphs = "\n\n".join(f"Paragraph {i}: " + "word " * 40 for i in range(60))
+    text = (
+        "Intro.\n\n" + unbroken(2 * SEGMENT_CHARS) + "\n\n```python\n" + code + "\n```\n\n"
+        + paragraphs + "\n\n```\n" + short_code + "\n```\n\nEnd."
+    )
     cuts = display_cuts(text)
     known: list[Any] = []
     for end in range(0, len(text) + 997, 997):
@@ -131,7 +137,12 @@ def test_display_cuts_do_not_move_while_a_text_streams_and_keep_code_fenced() ->
     assert known == cuts
     parts = [segment_text(text, cuts, i) for i in range(len(cuts) + 1)]
     assert "".join(parts) == text
-    assert all(len(part) <= SEGMENT_CHARS for part in parts)
+    assert all(len(part) <= MAX_SEGMENT_CHARS for part in parts)
+    # Between blocks, parts hold about SEGMENT_CHARS; a code block that fits in a part stays
+    # whole (one box, one copy link), and so does a long paragraph.
+    assert any(part.startswith("```\nx_0 = 0") and "x_299 = 299\n```" in part for part in parts)
+    assert any(part.startswith("Paragraph") and len(part) <= SEGMENT_CHARS for part in parts)
+    assert unbroken(2 * SEGMENT_CHARS) in parts[0]
     # A part that starts or ends inside the code block renders it as a code block.
     inside = [i for i, cut in enumerate(cuts, start=1) if cut.fence]
     assert inside
