@@ -1,13 +1,14 @@
 """Long unbroken lines: the longest main-thread block while the real window (offscreen) shows
 them (issue 13 item 3).
 
-Three steps, each timed by a ``QTimer`` probe firing every 5 ms (the largest gap between two
+Four steps, each timed by a ``QTimer`` probe firing every 5 ms (the largest gap between two
 firings is the longest block), from the action until the window's first paint after it:
 
 - **reply**: a model reply that is one line of 1 MB without a space, streamed by the offline
   server (own process) in deltas of 256 characters, until the paint after ``turn_complete``;
-- **user**: a user message of 128 KB of hex sent from the composer (``send_message``), until the
-  paint after ``turn_complete`` (a short reply);
+- **paste**: the same 128 KB of hex pasted into the composer (as Ctrl+V does), until the paint;
+- **user**: a user message of 128 KB of hex sent (``send_message``), until the paint after
+  ``turn_complete`` (a short reply);
 - **reopen**: the session of the first step opened again, as a click in the session list does.
 
 Reference: the same window streaming a reply of ordinary prose (words and paragraphs) of the
@@ -110,6 +111,15 @@ class Longest:
         return value
 
 
+def paste(window: Any, text: str) -> None:
+    """Paste ``text`` into the composer as Ctrl+V does."""
+    from PySide6.QtCore import QMimeData
+
+    data = QMimeData()
+    data.setText(text)
+    window.composer.edit.insertFromMimeData(data)
+
+
 def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> dict[str, Any]:
     from app.core import tokens
     from app.ui import memory
@@ -133,6 +143,9 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
         await window.open_session(None)
         out["reopen_short"] = await _timed(window, lambda: window.open_session(warm_id), None)
         await window.open_session(None)
+        await asyncio.sleep(0.1)
+        out["paste"] = await _timed(window, lambda: paste(window, hex_message), None)
+        window.composer.set_text("")
         await asyncio.sleep(0.1)
         out["user"] = await _timed(
             window, lambda: window.send_message(hex_message), "turn_complete"
@@ -190,7 +203,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             )
     if data["reply_chars_shown"] != line_chars:
         raise RuntimeError(f"the window shows {data['reply_chars_shown']} of {line_chars} chars")
-    steps = ("reply", "user", "reopen")
+    steps = ("reply", "paste", "user", "reopen")
     longest = max(data[step]["block_ms"] for step in steps) / 1000
     prose_block = max(data["prose"]["block_ms"], 0.1) / 1000
     return result(

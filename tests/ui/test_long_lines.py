@@ -150,3 +150,27 @@ def test_display_cuts_do_not_move_while_a_text_streams_and_keep_code_fenced() ->
         source = segment_source(text, cuts, number)
         assert source.startswith("```python\n")
         assert source.count("```") == 2
+
+
+def test_a_pasted_unbroken_line_wraps_anywhere_in_the_composer_and_is_sent_unchanged(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    from PySide6.QtGui import QTextOption
+
+    from app.ui.composer import LONG_RUN_CHARS
+
+    window = make_window()
+    edit = window.composer.edit
+    word_wrap = edit.wordWrapMode()
+    pasted = unbroken(4 * LONG_RUN_CHARS, alphabet="0123456789abcdef")
+    QGuiApplication.clipboard().setText(pasted)
+    edit.setFocus()
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert window.composer.text() == pasted
+    # Word-boundary wrapping of such a run is what froze the window; it wraps anywhere.
+    assert edit.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere
+    server.enqueue(Reply(text="Got it."))
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.transcript.message_rows("user")[-1].text == pasted
+    assert edit.wordWrapMode() == word_wrap  # ordinary typing wraps at words again
