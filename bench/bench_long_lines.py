@@ -135,9 +135,14 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
         out: dict[str, Any] = {}
         # Warm-up on the short server: the first reply and the first reopen pay for imports
         # (Markdown, highlighting) and first-use costs that are not the long lines' doing.
-        window = make_window(make_context(root / "b", short_url))
-        window.show()
-        await window.open_session(None)
+        async def fresh_window(url: str, folder: str) -> Any:
+            window = make_window(make_context(root / folder, url))
+            window.show()
+            await window.open_session(None)
+            await asyncio.sleep(0.1)
+            return window
+
+        window = await fresh_window(short_url, "b")
         await _timed(window, lambda: window.send_message("hi"), "turn_complete")
         warm_id = window.session.id
         await window.open_session(None)
@@ -152,10 +157,7 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
         )
         await close_window(window)
 
-        window = make_window(make_context(root / "a", reply_url))
-        window.show()
-        await window.open_session(None)
-        await asyncio.sleep(0.1)
+        window = await fresh_window(reply_url, "a")
         out["reply"] = await _timed(window, lambda: window.send_message("go"), "turn_complete")
         session_id = window.session.id
         shown = window.transcript.message_rows("assistant")[-1].text
@@ -165,10 +167,7 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
         out["reopen"] = await _timed(window, lambda: window.open_session(session_id), None)
         await close_window(window)
 
-        window = make_window(make_context(root / "c", prose_url))
-        window.show()
-        await window.open_session(None)
-        await asyncio.sleep(0.1)
+        window = await fresh_window(prose_url, "c")
         out["prose"] = await _timed(window, lambda: window.send_message("go"), "turn_complete")
         await close_window(window)
         return out

@@ -43,6 +43,7 @@ from .widgets import RichTextView, tool_button
 
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer
+    from .markdown_document import MarkdownDocument
 
 DIM_OPACITY = 0.5
 LABEL_RUN = 200  # a label's runs without whitespace get break opportunities past this
@@ -128,6 +129,27 @@ class RowWidget(QFrame):
         return layout.totalSizeHint().height()
 
 
+def markdown_body(
+    owner: QWidget, renderer: MarkdownRenderer, name: str
+) -> tuple[RichTextView, MarkdownDocument]:
+    """A message's Markdown view and the document kept in step with its text; its code
+    blocks' copy links copy the block's text."""
+    from .markdown_document import MarkdownDocument  # with the first message on screen
+
+    body = RichTextView(owner)
+    body.setAccessibleName(name)
+    body.document().setDefaultStyleSheet(renderer.style_sheet())
+    markdown = MarkdownDocument(body.document(), renderer)
+    body.copy_code_requested.connect(lambda index: copy_code_block(markdown, index))
+    return body, markdown
+
+
+def copy_code_block(markdown: MarkdownDocument, index: int) -> None:
+    blocks = markdown.code_blocks
+    if 0 <= index < len(blocks):
+        QGuiApplication.clipboard().setText(blocks[index])
+
+
 class MessageRowWidget(RowWidget):
     """Header (who, status, copy) over the Markdown body."""
 
@@ -153,13 +175,7 @@ class MessageRowWidget(RowWidget):
         header.addWidget(self.copy_button)
         self._outer.addLayout(header)
 
-        self.body = RichTextView(self)
-        self.body.setAccessibleName("Message text")
-        self.body.copy_code_requested.connect(self.copy_code)
-        self.body.document().setDefaultStyleSheet(renderer.style_sheet())
-        from .markdown_document import MarkdownDocument  # with the first message on screen
-
-        self.markdown = MarkdownDocument(self.body.document(), renderer)
+        self.body, self.markdown = markdown_body(self, renderer, "Message text")
         self._outer.addWidget(self.body)
         if row.role == "user":
             self.setStyleSheet(
@@ -182,9 +198,7 @@ class MessageRowWidget(RowWidget):
         flash_copied(self.copy_button)
 
     def copy_code(self, index: int) -> None:
-        blocks = self.markdown.code_blocks
-        if 0 <= index < len(blocks):
-            QGuiApplication.clipboard().setText(blocks[index])
+        copy_code_block(self.markdown, index)
 
     def sync(self) -> None:
         row = self.message
@@ -203,13 +217,7 @@ class SegmentWidget(RowWidget):
         self.segment = row
         self._outer.setContentsMargins(10, 0, 10, 0)
         self.setObjectName("userPart" if row.message.role == "user" else "assistantPart")
-        self.body = RichTextView(self)
-        self.body.setAccessibleName("Message text, continued")
-        self.body.copy_code_requested.connect(self.copy_code)
-        self.body.document().setDefaultStyleSheet(renderer.style_sheet())
-        from .markdown_document import MarkdownDocument
-
-        self.markdown = MarkdownDocument(self.body.document(), renderer)
+        self.body, self.markdown = markdown_body(self, renderer, "Message text, continued")
         self._outer.addWidget(self.body)
         if row.message.role == "user":
             self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")
@@ -219,11 +227,6 @@ class SegmentWidget(RowWidget):
     def render_text(self) -> None:
         self.markdown.update(self.segment.source)
         self.body.updateGeometry()
-
-    def copy_code(self, index: int) -> None:
-        blocks = self.markdown.code_blocks
-        if 0 <= index < len(blocks):
-            QGuiApplication.clipboard().setText(blocks[index])
 
 
 def _code_label(text: str) -> QLabel:
