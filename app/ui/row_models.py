@@ -289,7 +289,6 @@ class MessageSegmentRow(TranscriptRow):
         return len(self.shown_text)
 
 
-
 class ExpandableRow(TranscriptRow):
     """A one-line header that expands to details (tool calls, reasoning)."""
 
@@ -371,7 +370,6 @@ class ToolRow(ExpandableRow):
         )
 
 
-
 class ReasoningRow(ExpandableRow):
     """The model's reasoning summary, collapsed by default."""
 
@@ -385,7 +383,6 @@ class ReasoningRow(ExpandableRow):
         if not self.expanded:
             return metrics.line_height + 16
         return 30 + text_lines(self.text, width - 40, metrics) * metrics.line_height
-
 
 
 class NoticeRow(TranscriptRow):

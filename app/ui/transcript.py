@@ -1,10 +1,11 @@
 """The transcript: one row per message, tool call, notice or compaction marker.
 
-The rows are plain objects (``row_models``, ``compaction_marker``); only those on screen have widgets (the view
-is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast as a short one
-and costs little more memory than its text. Streaming text is buffered and re-rendered at most
-once per frame, and only the open end of the Markdown is rendered again. The view follows the
-bottom unless the user scrolled up. It renders core events (``handle_event``) or a resumed
+The rows are plain objects (``row_models``, ``compaction_marker``); only those on screen have
+widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
+as a short one and costs little more memory than its text; a long message is shown in parts
+(``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
+frame, and only the open end of the Markdown is rendered again. The view follows the bottom
+unless the user scrolled up. It renders core events (``handle_event``) or a resumed
 session's ``session.transcript()`` (``load_entries``) and never touches the history itself.
 """
 
@@ -123,8 +124,9 @@ class TranscriptView(VirtualRowArea):
         self.insert_rows(row.index + 1, rows)
 
     def remove_rows(self, rows: list[TranscriptRow]) -> None:
-        for row in rows:
-            self.remove_row(row)
+        with self.hold():
+            for row in rows:
+                self.remove_row(row)
 
     def request_undo(self, item_id: str) -> None:
         """A marker's Undo button was clicked."""
