@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "startup": "bench.bench_startup",
     "transcript_memory": "bench.bench_transcript_memory",
     "soak": "bench.bench_soak",
+    "long_lines": "bench.bench_long_lines",
 }
 QUICK_SCALE = 0.01
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+COMPACT_STREAMING_REASON = "'/compact' is disabled while a response is streaming"
+COMPACT_RUNNING_REASON = "'/compact' is disabled while a compaction is running"
+
 
 @dataclass(frozen=True)
 class CommandSpec:

@@ -3,8 +3,10 @@ a completion list of slash commands, and an inline hint for commands that cannot
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent
+import re
+
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -18,6 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from .commands import (
+    COMPACT_RUNNING_REASON,
+    COMPACT_STREAMING_REASON,
     Command,
     CommandProblem,
     CommandSpec,
@@ -28,9 +32,11 @@ from .commands import (
 from .theme import colors
 from .widgets import tool_button
 
-COMPACT_STREAMING_REASON = "'/compact' is disabled while a response is streaming"
-COMPACT_RUNNING_REASON = "'/compact' is disabled while a compaction is running"
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
+# A run without whitespace this long is wrapped anywhere: wrapping it at word boundaries costs
+# Qt time that grows much faster than its length (128 KB of hex: seconds).
+LONG_RUN_CHARS = 2_000
+_LONG_RUN = re.compile(rf"\S{{{LONG_RUN_CHARS},}}")
 
 
 class ComposerEdit(QPlainTextEdit):
@@ -45,7 +51,25 @@ class ComposerEdit(QPlainTextEdit):
         self.setToolTip("Type a message; Enter sends, Shift+Enter adds a line, / lists commands")
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().contentsChanged.connect(self._fit_height)
+        self.document().contentsChanged.connect(self._back_to_word_wrap)
         self._fit_height()
+
+    def prepare_for(self, text: str) -> None:
+        """Wrap anywhere before ``text`` arrives when it holds a very long unbroken run."""
+        if _LONG_RUN.search(text) is not None:
+            self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
+
+    def _back_to_word_wrap(self) -> None:
+        if (
+            self.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere
+            and self.document().characterCount() <= LONG_RUN_CHARS
+        ):
+            self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if source.hasText():
+            self.prepare_for(source.text())
+        super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if not self._composer.handle_key(event):
@@ -134,6 +158,7 @@ class Composer(QWidget):
         return self.edit.toPlainText()
 
     def set_text(self, text: str) -> None:
+        self.edit.prepare_for(text)
         self.edit.setPlainText(text)
         cursor = self.edit.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)

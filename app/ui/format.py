@@ -102,6 +102,20 @@ def progress_text(stage: str, elapsed_s: float, trimmed: int = 0, automatic: boo
     return f"{prefix}{text} {elapsed_s:.1f} s"
 
 
+def model_text(model: str, base_url: str) -> str:
+    """The status bar's model line: ``gpt-4o · https://api.openai.com/v1``."""
+    if model == "coco-demo":
+        return "coco-demo · offline demo model"
+    return f"{model} · {base_url}"
+
+
+def retry_text(message: str, attempt: int, max_attempts: int) -> str:
+    """A reconnect notice with its attempt count once: the core's message may carry it
+    already ("Reconnecting... 2/5"), else it is added ("Rate limited (2/5)")."""
+    count = f"{attempt}/{max_attempts}"
+    return message if count in message else f"{message} ({count})"
+
+
 def compacted_text(tokens_before: int, tokens_after: int) -> str:
     """``Context compacted 182k → 21k tokens``."""
     return f"Context compacted {format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens"

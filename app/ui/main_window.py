@@ -1,13 +1,14 @@
 """The main window: sessions on the left, the transcript and composer in the middle, the Model
 view on the right, compaction controls in the toolbar and the context gauge in the status bar.
 
-It owns one ``SessionBridge`` at a time; every core event goes through ``_on_event`` to the
-widgets that render it, and every user action becomes an op. It never edits the history.
+The window lays out the widgets and wires them to its ``SessionController`` (the open session,
+what the controls allow, user actions turned into ops, settings applied). Every core event the
+controller passes on goes through ``_render`` to the widgets that show it. It never edits the
+history.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,9 +34,11 @@ from PySide6.QtWidgets import (
 from . import memory
 from .app_context import AppContext
 from .commands import Command
-from .composer import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Composer
+from .composer import Composer
+from .format import model_text
 from .icons import app_icon, icon
 from .notifications import Notifications
+from .session_controller import SessionController
 from .session_list import SessionListPanel
 from .single_instance import bring_to_front
 from .state import ActivityState
@@ -49,15 +52,13 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QDialog
 
-    from app.core import Session
+    from app.core import CoreConfig, Session
     from app.core import protocol as p
     from app.core.settings import AppSettings
 
     from .bridge import SessionBridge
     from .model_view import ModelViewPanel
     from .settings_dialog import SettingsDialog
-
-log = logging.getLogger(__name__)
 
 DEMO_BANNER = "You are chatting with Coco's offline demo model — no key or network needed."
 COMPACT_TIP = "Summarise the conversation now to free context (Ctrl+K)"
@@ -103,15 +104,10 @@ class MainWindow(QMainWindow):
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
-        self.session: Session | None = None
-        self.bridge: SessionBridge | None = None  # one per open session
-        self.state = ActivityState()
-        self._awaiting_turn = False  # a message was sent; its turn has not started yet
+        self.controller = SessionController(context, self)
         self._closing = False
         self._close_done = False
-        self._opening: asyncio.Future[Any] | None = None
         self._settings_dialog: SettingsDialog | None = None
-        self._summaries: list[str] = []
         self.setWindowTitle("Coco")
         self.setWindowIcon(app_icon())
         self.setAccessibleName("Coco")
@@ -126,8 +122,22 @@ class MainWindow(QMainWindow):
             self, enabled=lambda: bool(self.context.settings.notifications)
         )
         self.notifications.activated.connect(self._bring_to_front)
+        self._wire_controller()
         self._update_controls()
         self._restore_geometry()
+
+    def _wire_controller(self) -> None:
+        controller = self.controller
+        controller.event_received.connect(self._render)
+        controller.session_changing.connect(self._on_session_changing)
+        controller.session_resumed.connect(self.transcript.load_entries)
+        controller.session_opened.connect(self._on_session_opened)
+        controller.config_applied.connect(self._show_config)
+        controller.submitted.connect(self.transcript.scroll_to_bottom)
+        controller.controls_changed.connect(self._update_controls)
+        controller.problem.connect(self.show_problem)
+        controller.notice.connect(self.transcript.add_notice)
+        controller.hint.connect(self.composer.show_hint)
 
     # ================================================================ construction
 
@@ -260,9 +270,9 @@ class MainWindow(QMainWindow):
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
         self.sessions = SessionListPanel(self.context.sessions_dir, self.splitter)
-        self.sessions.session_activated.connect(self._on_session_activated)
+        self.sessions.session_activated.connect(lambda sid: self.controller.schedule_open(sid))
         self.sessions.new_session_requested.connect(lambda: self.start_new_session())
-        self.sessions.session_deleted.connect(self._on_session_deleted)
+        self.sessions.session_deleted.connect(lambda sid: self.controller.session_deleted(sid))
         self.sessions.problem.connect(self.show_problem)
 
         centre = QWidget(self.splitter)
@@ -313,62 +323,51 @@ class MainWindow(QMainWindow):
         self.window_state = WindowState(self.context.config_dir)
         self.geometry_restored = self.window_state.restore(self, self.splitter)
 
-    # ================================================================ sessions
+    # ================================================================ the open session
+
+    @property
+    def session(self) -> Session | None:
+        return self.controller.session
+
+    @property
+    def bridge(self) -> SessionBridge | None:
+        return self.controller.bridge
+
+    @property
+    def state(self) -> ActivityState:
+        return self.controller.state
+
+    @property
+    def busy(self) -> bool:
+        return self.controller.busy
 
     async def open_session(self, session_id: str | None = None) -> bool:
         """Show ``session_id`` (resumed from disk) or a new session; False when it could not
         be opened (the reason is shown and a new session takes its place)."""
-        had_session = self.bridge is not None
-        await self._close_bridge()
+        return await self.controller.open_session(session_id)
+
+    def start_new_session(self) -> asyncio.Future[Any]:
+        """Open a new, empty session (Ctrl+N, /new)."""
+        return self.controller.start_new_session()
+
+    def _schedule_open(self, session_id: str | None) -> asyncio.Future[Any]:
+        return self.controller.schedule_open(session_id)
+
+    def _on_session_changing(self) -> None:
         self.transcript.clear()
-        if had_session:
-            memory.session_replaced()
-        self.state = ActivityState()
-        self._awaiting_turn = False
-        self._summaries = []
         self.notifications.reset()
-        try:
-            config = self.context.core_config()
-        except ValueError as exc:
-            self.show_problem(f"{exc} Using the offline demo model instead.")
-            self.context.offline = True
-            config = self.context.core_config()
-        self.state.default_stage = (
-            "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
-        )
-        from app.core import Session
 
-        opened = True
-        try:
-            session = await Session.open(config, session_id=session_id)
-        except (FileNotFoundError, ValueError, OSError) as exc:
-            if session_id is None:
-                raise
-            opened = False
-            session = await Session.open(config)
-            self.transcript.add_notice("error", f"Could not open that session: {exc}")
-        self.session = session
-        from .bridge import SessionBridge
-
-        self.bridge = SessionBridge(session, self)
-        self.bridge.event_received.connect(self._on_event)
-        self.bridge.failed.connect(self.show_problem)
-        if session_id is not None and opened:
-            entries = session.transcript()
-            self.transcript.load_entries(entries)
-            self._summaries = [str(e.get("summary") or "") for e in entries
-                               if e.get("kind") == "compaction"]
-        self.bridge.start()
-        self.banner.setVisible(self.context.using_demo)
-        self.model_label.setText(self._model_text(config))
-        self.context.remember(last_session_id=session.id)
-        self.sessions.set_current(session.id)
+    def _on_session_opened(self, session_id: str) -> None:
+        self.sessions.set_current(session_id)
         self._update_title()
         self.refresh_model_view()
         self._update_controls()
         self._after_next_paint(memory.session_shown)
-        self.session_opened.emit(session.id)
-        return opened
+        self.session_opened.emit(session_id)
+
+    def _show_config(self, config: CoreConfig) -> None:
+        self.banner.setVisible(self.context.using_demo)
+        self.model_label.setText(model_text(str(config.model), str(config.base_url)))
 
     def _after_next_paint(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once, just after the transcript has next painted (or after half a
@@ -399,43 +398,6 @@ class MainWindow(QMainWindow):
         viewport.update()
         QTimer.singleShot(500, self, run)
 
-    @staticmethod
-    def _model_text(config: Any) -> str:
-        if str(config.model) == "coco-demo":
-            return "coco-demo · offline demo model"
-        return f"{config.model} · {config.base_url}"
-
-    def start_new_session(self) -> asyncio.Future[Any]:
-        """Open a new, empty session (Ctrl+N, /new)."""
-        return self._schedule_open(None)
-
-    def _on_session_activated(self, session_id: str) -> None:
-        self._schedule_open(session_id)
-
-    def _schedule_open(self, session_id: str | None) -> asyncio.Future[Any]:
-        import asyncio
-
-        self._opening = asyncio.ensure_future(self.open_session(session_id))
-        self._opening.add_done_callback(self._report_open_failure)
-        return self._opening
-
-    def _report_open_failure(self, future: asyncio.Future[Any]) -> None:
-        if not future.cancelled() and future.exception() is not None:
-            log.error("Opening a session failed", exc_info=future.exception())
-            self.show_problem(f"Could not open a session: {future.exception()}")
-
-    def _on_session_deleted(self, session_id: str) -> None:
-        if self.session is not None and session_id == self.session.id:
-            self.start_new_session()
-
-    async def _close_bridge(self) -> None:
-        bridge, self.bridge = self.bridge, None
-        self.session = None
-        if bridge is not None:
-            bridge.event_received.disconnect(self._on_event)
-            await bridge.close()
-            bridge.deleteLater()
-
     def _update_title(self) -> None:
         title = "New conversation"
         if self.session is not None:
@@ -446,26 +408,23 @@ class MainWindow(QMainWindow):
 
     # ================================================================ events
 
-    def _on_event(self, event: Any) -> None:
-        self.state.apply(event)
-        changes = self.state.changes
+    def _render(self, event: Any) -> None:
+        """Show one core event (the controller's state has already taken it in)."""
+        state = self.controller.state
+        changes = state.changes
         kind = event.type
-        if kind == "turn_started":
-            self._awaiting_turn = False
         self.transcript.handle_event(event)
         self.notifications.handle_event(event)
         if kind == "token_count":
             self._show_usage(event)
         if "compaction_started" in changes:
             self.indicator.start_compaction(
-                self.state.compaction_automatic, self.state.stage,
-                lambda: self.state.compaction_elapsed,
+                state.compaction_automatic, state.stage, lambda: state.compaction_elapsed
             )
-        if "stage" in changes and self.state.compacting:
-            self.indicator.set_stage(self.state.stage, self.state.trimmed, self.state.stage_message)
+        if "stage" in changes and state.compacting:
+            self.indicator.set_stage(state.stage, state.trimmed, state.stage_message)
         if kind == "context_compacted":
             self.indicator.finish_compaction(event.tokens_before, event.tokens_after)
-            self._summaries.append(event.summary)
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if kind in ("turn_complete", "context_compacted", "compaction_undone",
@@ -474,8 +433,6 @@ class MainWindow(QMainWindow):
         if kind == "turn_complete":
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
-        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
-            self._update_controls()
 
     def _show_usage(self, event: p.TokenCount) -> None:
         config = self.session.config if self.session is not None else None
@@ -502,7 +459,7 @@ class MainWindow(QMainWindow):
             return
         usage = self.session.token_usage()
         self.model_view.set_history(
-            self.session.history(), self._summaries, usage.total, usage.approximate
+            self.session.history(), self.controller.summaries, usage.total, usage.approximate
         )
 
     def _toggle_model_view(self, on: bool) -> None:
@@ -513,106 +470,46 @@ class MainWindow(QMainWindow):
 
     # ================================================================ state of the controls
 
-    @property
-    def busy(self) -> bool:
-        return self.state.busy or self._awaiting_turn
-
     def compact_block_reason(self) -> str:
         """Why Compact is refused right now ("" when it is allowed)."""
-        if self.state.compacting:
-            return COMPACT_RUNNING_REASON
-        if self.busy:
-            return COMPACT_STREAMING_REASON
-        return ""
+        return self.controller.compact_block_reason()
 
     def _update_controls(self) -> None:
-        reason = self.compact_block_reason()
-        has_session = self.session is not None
-        self.compact_action.setEnabled(has_session and not reason)
-        self.compact_action.setToolTip(reason or COMPACT_TIP)
-        if self.compact_button is not None:
-            self.compact_button.setToolTip(reason or COMPACT_TIP)
-        self.stop_action.setEnabled(self.busy)
-        self.undo_action.setEnabled(
-            not self.busy and any(r.undoable for r in self.transcript.compaction_rows())
+        controls = self.controller.controls(
+            undo_offered=any(r.undoable for r in self.transcript.compaction_rows())
         )
-        self.composer.set_busy(self.busy, reason)
+        tip = controls.compact_reason or COMPACT_TIP
+        self.compact_action.setEnabled(controls.compact_enabled)
+        self.compact_action.setToolTip(tip)
+        if self.compact_button is not None:
+            self.compact_button.setToolTip(tip)
+        self.stop_action.setEnabled(controls.busy)
+        self.undo_action.setEnabled(controls.undo_enabled)
+        self.composer.set_busy(controls.busy, controls.compact_reason)
 
-    # ================================================================ user actions → ops
-
-    def _submit(self, op: p.Op) -> bool:
-        if self.bridge is None:
-            self.show_problem("No session is open yet.")
-            return False
-        from app.core import ops  # imported when first needed: the window shows sooner
-
-        if isinstance(op, (ops.UserTurn, ops.Compact)):
-            memory.turn_starting()
-        self.bridge.submit(op)
-        return True
+    # ================================================================ user actions
 
     def send_message(self, text: str) -> None:
         """Send a user message (the composer already refused it while busy)."""
-        from app.core import ops
-
-        if self._submit(ops.UserTurn(text=text)):
-            self._awaiting_turn = True
-            self.transcript.scroll_to_bottom()
-            self._update_controls()
+        self.controller.send_message(text)
 
     def compact(self, focus: str | None = None) -> bool:
-        """Submit ``ops.Compact`` unless a reply is streaming (then say why)."""
-        reason = self.compact_block_reason()
-        if reason:
-            self.composer.show_hint(reason)
-            return False
-        from app.core import ops
-
-        if not self._submit(ops.Compact(focus=focus or None)):
-            return False
-        self._awaiting_turn = True
-        self.transcript.scroll_to_bottom()
-        self._update_controls()
-        return True
+        """Submit a compaction unless a turn runs (then say why next to the composer)."""
+        return self.controller.compact(focus)
 
     def undo_compaction(self) -> None:
-        if self.busy:
-            self.composer.show_hint("Undo is possible once the current turn has finished.")
-            return
-        from app.core import ops
-
-        self._submit(ops.UndoCompaction())
+        self.controller.undo_compaction()
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction (Esc, Stop)."""
-        if self.busy:
-            from app.core import ops
-
-            self._submit(ops.Interrupt())
+        self.controller.stop()
 
     def run_command(self, command: Command) -> None:
         """Run a slash command from the composer."""
-        if command.name == "compact":
-            self.compact(command.argument or None)
-        elif command.name == "new":
-            self.start_new_session()
-        elif command.name == "undo-compact":
-            self.undo_compaction()
-        elif command.name == "model":
-            self.switch_model(command.argument)
-        elif command.name == "export":
+        if command.name == "export":
             self.export(None)
-
-    def switch_model(self, name: str) -> None:
-        """``/model <name>``: save the model and apply it to the open session."""
-        if self.context.using_demo:
-            self.composer.show_hint(
-                "The offline demo model cannot switch models; choose a provider in Settings."
-            )
-            return
-        settings = self.context.settings.model_copy(update={"model": name.strip()})
-        self.apply_settings(settings, None)
-        self.transcript.add_notice("background", f"Model switched to {name.strip()}.")
+        else:
+            self.controller.run_command(command)
 
     # ================================================================ settings
 
@@ -639,37 +536,7 @@ class MainWindow(QMainWindow):
 
     def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
         """Persist ``settings`` (and the key), then apply them to the open session."""
-        was_demo = self.context.using_demo
-        try:
-            self.context.save_settings(settings, api_key)
-        except (OSError, ValueError) as exc:
-            self.show_problem(f"Could not save the settings: {exc}")
-            return False
-        self.context.offline = self.context.offline and settings.provider == "demo"
-        try:
-            config = self.context.core_config()
-        except ValueError as exc:
-            self.show_problem(str(exc))
-            return False
-        self.banner.setVisible(self.context.using_demo)
-        self.model_label.setText(self._model_text(config))
-        self.state.default_stage = (
-            "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
-        )
-        if self.session is None:
-            return True
-        if was_demo != self.context.using_demo:
-            # Demo ↔ real provider: a different model entirely; continue in a new session.
-            self.transcript.add_notice(
-                "background", "Settings saved. A new session uses the new provider."
-            )
-            self.start_new_session()
-            return True
-        from app.core import ops
-
-        self._submit(ops.UpdateConfig(config=config))
-        self.transcript.add_notice("background", "Settings saved and applied to this session.")
-        return True
+        return self.controller.apply_settings(settings, api_key)
 
     # ================================================================ export
 
@@ -759,7 +626,7 @@ class MainWindow(QMainWindow):
 
     async def _shutdown(self) -> None:
         try:
-            await self._close_bridge()
+            await self.controller.close()
             memory.window_closed()
         finally:
             self._close_done = True

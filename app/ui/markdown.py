@@ -25,6 +25,7 @@ from pygments.lexers import (  # type: ignore[import-untyped]
 )
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
+from .long_text import break_runs, break_runs_html
 from .theme import Colors
 from .widgets import COPY_SCHEME
 
@@ -75,7 +76,9 @@ class MarkdownRenderer:
         """HTML for ``text`` plus its code blocks (for the copy links). ``first_code`` numbers
         the copy links of a part of a longer message after that message's earlier blocks."""
         env: dict[str, Any] = {"code_blocks": [], "first_code": first_code}
-        body = self._md.render(text, env)
+        # Break opportunities in long runs: a line Qt cannot wrap costs time that grows much
+        # faster than its length (see ``long_text``). Display only: code blocks keep their text.
+        body = break_runs_html(self._md.render(text, env))
         # Markdown tables (only they render a bare <table>) get visible cell borders.
         body = body.replace(
             "<table>",
@@ -90,7 +93,7 @@ class MarkdownRenderer:
         return (
             f"a {{ color: {c.accent}; }}"
             f"code {{ font-family: monospace; background-color: {c.code_bg}; }}"
-            "pre { font-family: monospace; margin: 0; }"
+            "pre { font-family: monospace; margin: 0; white-space: pre-wrap; }"
             "h1 { font-size: x-large; } h2 { font-size: large; } h3 { font-size: medium; }"
             "p { margin-top: 4px; margin-bottom: 4px; }"
             f"th {{ background-color: {c.code_bg}; }}"
@@ -122,7 +125,7 @@ class MarkdownRenderer:
             f'margin-top: 4px; margin-bottom: 4px;">'
             f'<tr><td style="color: {c.muted};">{label}'
             f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}">Copy code</a></td></tr>'
-            f"<tr><td><pre>{highlighted}</pre></td></tr></table>\n"
+            f'<tr><td><pre style="white-space: pre-wrap;">{highlighted}</pre></td></tr></table>\n'
         )
 
     def _render_image(
@@ -143,4 +146,4 @@ class MarkdownRenderer:
 
 def plain_to_html(text: str) -> str:
     """Plain text (user messages, tool output) as HTML that preserves line breaks."""
-    return "<p style=\"white-space: pre-wrap;\">" + html.escape(text) + "</p>"
+    return "<p style=\"white-space: pre-wrap;\">" + html.escape(break_runs(text)) + "</p>"

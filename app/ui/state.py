@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .format import retry_text
+
 
 @dataclass
 class ActivityState:
@@ -89,7 +91,7 @@ class ActivityState:
             self.changes.append("stage")
         elif kind == "stream_error" and self.compacting:
             self.stage = "retrying"
-            self.stage_message = f"{event.message} {event.attempt}/{event.max_attempts}"
+            self.stage_message = retry_text(event.message, event.attempt, event.max_attempts)
             self.changes.append("stage")
         elif kind == "context_compacted":
             self.last_compacted = (event.tokens_before, event.tokens_after)

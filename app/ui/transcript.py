@@ -1,10 +1,11 @@
 """The transcript: one row per message, tool call, notice or compaction marker.
 
-The rows are plain objects (``transcript_rows``); only those on screen have widgets (the view
-is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast as a short one
-and costs little more memory than its text. Streaming text is buffered and re-rendered at most
-once per frame, and only the open end of the Markdown is rendered again. The view follows the
-bottom unless the user scrolled up. It renders core events (``handle_event``) or a resumed
+The rows are plain objects (``row_models``, ``compaction_marker``); only those on screen have
+widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
+as a short one and costs little more memory than its text; a long message is shown in parts
+(``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
+frame, and only the open end of the Markdown is rendered again. The view follows the bottom
+unless the user scrolled up. It renders core events (``handle_event``) or a resumed
 session's ``session.transcript()`` (``load_entries``) and never touches the history itself.
 """
 
@@ -20,18 +21,19 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
-from .format import STAGE_TEXT
-from .theme import colors, pygments_style_name
-from .transcript_rows import (
+from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
+from .format import STAGE_TEXT, retry_text
+from .long_text import SEGMENT_CHARS, display_cuts
+from .row_models import (
     NOT_IN_CONTEXT,
-    REMOTE_SUMMARY_TEXT,
-    CompactionRow,
     MessageRow,
     NoticeRow,
     ReasoningRow,
     ToolRow,
     TranscriptRow,
 )
+from .row_widgets import RowWidget, row_widget
+from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
 
 if TYPE_CHECKING:
@@ -90,6 +92,9 @@ class TranscriptView(VirtualRowArea):
         self._tools: dict[str, ToolRow] = {}
         self._compactions: dict[str, CompactionRow] = {}
         self._streaming: MessageRow | None = None
+        # Replies streaming in the current attempt, by item id: their text is not saved until
+        # the item completes, and a retried attempt replaces them.
+        self._partial: dict[str, MessageRow] = {}
         self._reconnect: NoticeRow | None = None
         self._turn_id: str | None = None
 
@@ -107,6 +112,21 @@ class TranscriptView(VirtualRowArea):
 
             self._renderer = MarkdownRenderer(colors(), pygments_style_name())
         return self._renderer
+
+    def create_row_widget(self, row: TranscriptRow) -> RowWidget:
+        """The widget that shows ``row`` (rows themselves hold no widget code)."""
+        if isinstance(row, CompactionRow):
+            return CompactionRowWidget(row, self.renderer, self.viewport())
+        return row_widget(row, self.renderer, self.viewport())
+
+    def insert_rows_after(self, row: TranscriptRow, rows: list[TranscriptRow]) -> None:
+        """Put ``rows`` right below ``row`` (the further parts of a long message)."""
+        self.insert_rows(row.index + 1, rows)
+
+    def remove_rows(self, rows: list[TranscriptRow]) -> None:
+        with self.hold():
+            for row in rows:
+                self.remove_row(row)
 
     def request_undo(self, item_id: str) -> None:
         """A marker's Undo button was clicked."""
@@ -131,6 +151,7 @@ class TranscriptView(VirtualRowArea):
         self._tools.clear()
         self._compactions.clear()
         self._streaming = None
+        self._partial.clear()
         self._reconnect = None
         self._turn_id = None
         self.clear_rows()
@@ -154,9 +175,16 @@ class TranscriptView(VirtualRowArea):
             row.render_markdown()
             return row
         row = MessageRow(self, role, text, item_id)
-        self._add(row)
         if item_id:
             self._messages[item_id] = row
+        if len(text) <= SEGMENT_CHARS:
+            self._add(row)
+            return row
+        # A long message is shown in parts, each laid out only when on screen.
+        row.cuts = display_cuts(text)
+        with self.hold():
+            self._add(row)
+            row.sync_segments()
         return row
 
     def add_notice(self, kind: str, message: str) -> NoticeRow:
@@ -222,6 +250,7 @@ class TranscriptView(VirtualRowArea):
         if not row.streaming:
             row.set_streaming(True)
         self._streaming = row
+        self._partial[item_id] = row
         return row
 
     def append_delta(self, item_id: str, delta: str) -> None:
@@ -243,14 +272,39 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(int(min(250, max(FRAME_MS, spent_ms * 3))))
 
     def _finish_stream(self, interrupted: bool = False) -> None:
-        row = self._streaming
+        """The turn ended: no row streams any more (those cut short are marked)."""
         self._flush_timer.stop()
-        if row is None:
-            return
+        rows = list(self._partial.values())
+        if self._streaming is not None and self._streaming not in rows:
+            rows.append(self._streaming)
+        for row in rows:
+            row.render_markdown()
+            if interrupted:
+                row.set_interrupted()
+            row.set_streaming(False)
+        self._partial.clear()
+        self._streaming = None
+
+    def _finish_item(self, row: MessageRow) -> None:
+        """``row``'s item completed: its text is final."""
+        self._partial.pop(row.item_id, None)
+        if row is self._streaming:
+            self._flush_timer.stop()
+            self._streaming = None
         row.render_markdown()
-        if interrupted:
-            row.set_interrupted()
-        row.set_streaming(False)
+        if row.streaming:
+            row.set_streaming(False)
+
+    def _discard_partial(self) -> None:
+        """The core retries the stream: what the failed attempt streamed was never saved and
+        the retry sends the reply again (maybe under the same item id), so its rows go."""
+        if not self._partial:
+            return
+        self._flush_timer.stop()
+        for item_id, row in self._partial.items():
+            self._messages.pop(item_id, None)
+            self.remove_rows([*row.segments, row])
+        self._partial.clear()
         self._streaming = None
 
     # -- events -----------------------------------------------------------------------------
@@ -296,10 +350,7 @@ class TranscriptView(VirtualRowArea):
                 row = self.add_message("assistant", text, item.id)
             elif text:
                 row.set_text(text)
-            if row is self._streaming:
-                self._finish_stream()
-            else:
-                row.render_markdown()
+            self._finish_item(row)
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
@@ -328,10 +379,7 @@ class TranscriptView(VirtualRowArea):
             self.add_message("assistant", event.text, event.item_id)
             return
         row.set_text(event.text)
-        if row is self._streaming:
-            self._finish_stream()
-        else:
-            row.render_markdown()
+        self._finish_item(row)
 
     def _on_context_compacted(self, event: p.ContextCompacted) -> None:
         self.complete_compaction(
@@ -373,9 +421,9 @@ class TranscriptView(VirtualRowArea):
         self.add_notice("error", event.message)
 
     def _on_stream_error(self, event: p.StreamError) -> None:
+        self._discard_partial()
         # One line per turn that updates in place: "Reconnecting... 2/5".
-        count = f"{event.attempt}/{event.max_attempts}"
-        text = event.message if count in event.message else f"{event.message} ({count})"
+        text = retry_text(event.message, event.attempt, event.max_attempts)
         if self._reconnect is not None and self._reconnect in self.rows:
             self._reconnect.set_message(text)
         else:

@@ -13,8 +13,9 @@ screen keeps its place (the scroll position is adjusted), so nothing jumps under
 While ``follow_bottom`` is set (the user has not scrolled up) the view sticks to the end.
 
 Rows are duck-typed: ``_widget`` (the widget or ``None``), ``height``, ``measured_width`` and
-``index`` are managed here; a row provides ``estimate_height(width, TextMetrics)`` and
-``create_widget(parent)``, and its widget provides ``height_for(width)``.
+``index`` are managed here; a row provides ``estimate_height(width, TextMetrics)``, the
+subclass builds a row's widget (``create_row_widget``), and the widget provides
+``height_for(width)``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import bisect
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFontMetrics, QPalette, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QWidget
 
@@ -32,6 +33,9 @@ SPACING = 8  # between rows
 OVERSCAN = 240  # pixels above and below the viewport that get widgets too
 KEEP_WIDGETS = 24  # widgets of off-screen rows kept for a quick return
 FOLLOW_SLACK = 8  # "at the bottom" within this many pixels
+# Characters of text laid out per layout pass (a row's ``layout_cost``); rows beyond it get
+# their widget in the next pass, one event-loop turn later, so no pass blocks the window long.
+LAYOUT_BUDGET = 2_000
 
 
 class TextMetrics(NamedTuple):
@@ -63,6 +67,7 @@ class VirtualRowArea(QAbstractScrollArea):
         self._adjusting = False  # the scroll bar is moved by the layout, not the user
         self._metrics: TextMetrics | None = None
         self._held_width = 100
+        self._deferred = False  # a pass left rows on screen for the next one
         bar = self.verticalScrollBar()
         bar.setSingleStep(24)
         bar.valueChanged.connect(self._on_scrolled)
@@ -87,6 +92,27 @@ class VirtualRowArea(QAbstractScrollArea):
         else:
             self.relayout()
         return row
+
+    def insert_rows(self, index: int, new_rows: list[Any]) -> None:
+        """Put ``new_rows`` at ``index`` (no widgets yet: they get one when on screen)."""
+        if not new_rows:
+            return
+        width = self._held_width if self._hold else self._row_width()
+        metrics = self._font_metrics()
+        for row in new_rows:
+            row._widget = None
+            row.measured_width = -1
+            row.height = row.estimate_height(width, metrics)
+        self.rows[index:index] = new_rows
+        self._tops[index:index] = [0] * len(new_rows)
+        self._placed = min(self._placed, index)
+        for i in range(index, len(self.rows)):
+            self.rows[i].index = i
+        self._stale_from = min(self._stale_from, index)
+        if self._hold:
+            self._again = True
+        else:
+            self.relayout()
 
     def remove_row(self, row: Any) -> None:
         """Take ``row`` out (its widget is deleted)."""
@@ -128,13 +154,17 @@ class VirtualRowArea(QAbstractScrollArea):
         """``row``'s widget, created now if it has none (sized to the column's width)."""
         widget = row._widget
         if widget is None:
-            widget = row.create_widget(self.viewport())
+            widget = self.create_row_widget(row)
             row._widget = widget
             widget.resize(self._row_width(), max(1, row.height))
             widget.hide()
             self._with_widgets[id(row)] = row
         self._with_widgets.move_to_end(id(row))
         return widget
+
+    def create_row_widget(self, row: Any) -> Any:
+        """A new widget showing ``row``, a child of the viewport (subclasses build them)."""
+        raise NotImplementedError
 
     def drop_all_widgets(self) -> None:
         """Delete every widget (they are rebuilt from the rows' state when needed)."""
@@ -198,10 +228,12 @@ class VirtualRowArea(QAbstractScrollArea):
         start = self._stale_from
         if start >= len(rows):
             return
-        top = MARGIN if start == 0 else tops[start - 1] + rows[start - 1].height + SPACING
+        top = MARGIN if start == 0 else tops[start - 1] + rows[start - 1].height
         for i in range(start, len(rows)):
+            if i:  # a row continuing the one above (a long message's next part) has no gap
+                top += 0 if getattr(rows[i], "joined", False) else SPACING
             tops[i] = top
-            top += rows[i].height + SPACING
+            top += rows[i].height
         self._stale_from = len(rows)
         self._placed = len(rows)
 
@@ -252,11 +284,20 @@ class VirtualRowArea(QAbstractScrollArea):
             bar.setValue(bar.maximum())
         elif anchor is not None:
             bar.setValue(self._tops[anchor[0]] + anchor[1])
-        # Measure the rows that come on screen; rows above the anchor keep it in place.
+        # Measure the rows that come on screen; rows above the anchor keep it in place. Text
+        # beyond this pass's budget is measured in the next pass (lazily, a turn later).
+        budget = LAYOUT_BUDGET
+        deferred = False
         for _ in range(8):
             visible = self._visible_rows(bar.value())
             changed = False
             for row in visible:
+                if row.measured_width != width:
+                    cost = getattr(row, "layout_cost", 0)
+                    if cost and budget <= 0:
+                        deferred = True
+                        continue
+                    budget -= cost
                 widget = self.widget_for(row)
                 if row.measured_width != width:
                     widget.resize(width, max(1, row.height))
@@ -275,6 +316,13 @@ class VirtualRowArea(QAbstractScrollArea):
             elif anchor is not None:
                 bar.setValue(self._tops[anchor[0]] + anchor[1])
         self._place(visible, bar.value(), width)
+        if deferred and not self._deferred:
+            self._deferred = True
+            QTimer.singleShot(0, self, self._continue_layout)
+
+    def _continue_layout(self) -> None:
+        self._deferred = False
+        self.relayout()
 
     def _visible_rows(self, value: int) -> list[Any]:
         if not self.rows:
@@ -297,6 +345,10 @@ class VirtualRowArea(QAbstractScrollArea):
                 row._widget.hide()
         for row in visible:
             widget = row._widget
+            if widget is None or row.measured_width != width:
+                if widget is not None:  # measured in the next pass; not shown at a wrong size
+                    widget.hide()
+                continue
             widget.setGeometry(MARGIN, self._tops[row.index] - value, width, row.height)
             if widget.isHidden():
                 widget.show()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -62,6 +62,19 @@ class RichTextView(QTextBrowser):
         self.document().documentLayout().documentSizeChanged.connect(self.updateGeometry)
         self.anchorClicked.connect(self._on_anchor)
 
+    def createMimeDataFromSelection(self) -> QMimeData:
+        """A selection copies the text shown without the break opportunities the display
+        inserted in long runs (``long_text``)."""
+        from .long_text import strip_breaks
+
+        data = super().createMimeDataFromSelection()
+        clean = QMimeData()
+        if data.hasHtml():
+            clean.setHtml(strip_breaks(data.html()))
+        if data.hasText():
+            clean.setText(strip_breaks(data.text()))
+        return clean
+
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         """Refuse every resource: model output must never trigger a fetch."""
         return None
@@ -93,7 +106,15 @@ class RichTextView(QTextBrowser):
         event.ignore()
 
     def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.heightForWidth(max(1, self.width())))
+        # The height at the width the document is laid out for: laying it out again at the
+        # view's current width (100 px before its first layout) would cost a full layout of a
+        # long text at a useless width.
+        doc = self.document()
+        if doc.textWidth() <= 0:
+            return QSize(super().sizeHint().width(), 8)
+        margins = self.contentsMargins()
+        height = math.ceil(doc.size().height()) + margins.top() + margins.bottom()
+        return QSize(super().sizeHint().width(), max(8, height))
 
     def minimumSizeHint(self) -> QSize:
         return QSize(super().minimumSizeHint().width(), 8)

@@ -22,6 +22,7 @@ MODULES = [
     "bench.bench_startup",
     "bench.bench_transcript_memory",
     "bench.bench_soak",
+    "bench.bench_long_lines",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",
@@ -44,6 +45,7 @@ def check_result(res: dict[str, Any]) -> None:
     assert isinstance(res["extra"], dict)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_benchmark_runs_on_tiny_input(module: str) -> None:
     bench = importlib.import_module(module)

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import math
-import time
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -359,12 +358,10 @@ async def test_cancel_closes_the_stream_promptly(server: ModelServer) -> None:
     try:
         task = asyncio.create_task(consume())
         await asyncio.wait_for(first_delta.wait(), timeout=5)
-        started = time.monotonic()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         assert task.cancelled()
-        assert probe.closed.is_set()
-        assert time.monotonic() - started < 0.2
+        assert probe.closed.is_set() and not probe.drained  # closed before the body's end
     finally:
         await provider.close()

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import socket
-import time
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -43,16 +42,19 @@ class ClosingProbe(httpx2.AsyncBaseTransport):
     def __init__(self) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
         self.closed = asyncio.Event()
+        self.drained = False  # the body was read to its end
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
         inner_stream = response.stream
         closed = self.closed
+        probe = self
 
         class _Tracked(httpx2.AsyncByteStream):
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 async for chunk in inner_stream:  # type: ignore[union-attr]
                     yield chunk
+                probe.drained = True
 
             async def aclose(self) -> None:
                 await inner_stream.aclose()  # type: ignore[union-attr]
@@ -410,14 +412,12 @@ async def test_cancelling_the_consumer_closes_the_stream_promptly(server: ModelS
     try:
         task = asyncio.create_task(consume())
         await asyncio.wait_for(first_delta.wait(), timeout=5)
-        started = time.monotonic()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         assert task.cancelled()
-        # The HTTP body stream is closed by the time the task is done, within the bound.
-        assert probe.closed.is_set()
-        assert time.monotonic() - started < 0.2
+        # The HTTP body stream is closed by the time the task is done, before its end.
+        assert probe.closed.is_set() and not probe.drained
 
         # The provider is still usable afterwards.
         server.enqueue(Reply(text="again"), endpoint="responses")
@@ -436,9 +436,7 @@ async def test_closing_the_generator_early_closes_the_stream(server: ModelServer
             async for event in events:
                 if isinstance(event, TextDelta):
                     break
-            started = time.monotonic()
-        assert probe.closed.is_set()
-        assert time.monotonic() - started < 0.2
+        assert probe.closed.is_set() and not probe.drained
     finally:
         await provider.close()
 

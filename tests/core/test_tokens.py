@@ -7,7 +7,6 @@ import inspect
 import io
 import os
 import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -248,21 +247,6 @@ def test_encrypted_content_counts_by_its_length_not_its_tokens() -> None:
 
 
 @needs_cache
-def test_counting_a_typical_item_is_fast() -> None:
-    counter = TokenCounter("gpt-4o", cache_dir=SHARED_CACHE, allow_download=False)
-    assert counter.wait_ready(30)
-    items = [
-        user_message(f"item {i}: " + "some ordinary prose, words and code. " * 110)
-        for i in range(200)
-    ]  # ~4 KB each
-    start = time.perf_counter()
-    for item in items:
-        counter.count_item(item)
-    per_item = (time.perf_counter() - start) / len(items)
-    assert per_item < 0.005  # typically ~0.5 ms; generous for a busy machine
-
-
-@needs_cache
 def test_encodings_are_shared_per_process(
     fresh_encodings: tokens._SharedEncodings, tmp_path: Path
 ) -> None:
@@ -285,9 +269,7 @@ def test_missing_file_without_download_is_unavailable_quickly(
 
     monkeypatch.setattr(urllib.request, "urlopen", no_network)
     env_before = dict(os.environ)
-    start = time.monotonic()
     counter = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=False)
-    assert time.monotonic() - start < 0.5
     assert counter.wait_ready(5) is False
     assert counter.state == "unavailable" and not counter.exact
     assert counter.count("hello world") == approx_tokens("hello world")
@@ -338,10 +320,8 @@ def test_hung_download_never_blocks_and_failure_means_unavailable(
         raise OSError("network unreachable")
 
     monkeypatch.setattr(urllib.request, "urlopen", hanging_urlopen)
-    start = time.monotonic()
     counter = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=True)
-    assert time.monotonic() - start < 0.5
-    assert counter.state == "loading"
+    assert counter.state == "loading"  # returned while the download still hangs
     assert counter.count("hello world") == approx_tokens("hello world")
     release.set()
     assert counter.wait_ready(5) is False

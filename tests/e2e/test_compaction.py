@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import pytest
 
@@ -709,13 +708,13 @@ async def test_cancel_compaction_changes_nothing(server, make_config):
     await chat(session, server, "q1", "a1")
     before = session.history()
     rollout = session.rollout_path.read_text()
-    server.enqueue(Fault.hang(5))
+    # The summary request hangs far longer than collect() waits: the turn can only complete
+    # in time because the interrupt cancelled it.
+    server.enqueue(Fault.hang(60))
     await session.submit(ops.Compact())
     await asyncio.to_thread(server.wait_for_requests, 2, "responses")
-    started = time.monotonic()
     await session.submit(ops.Interrupt())
     events = await collect(session, "turn_complete")
-    assert time.monotonic() - started < 0.2
     assert events[-1].kind == "compact" and events[-1].status == "aborted"
     assert not of_type(events, "context_compacted")
     assert session.history() == before

@@ -87,17 +87,50 @@ def write_settings(config_dir: Path, server_url: str, **fields: Any) -> None:
     from app.core.settings import AppSettings, SettingsStore
 
     settings = AppSettings(
-        provider="custom", base_url=server_url, model=SCRIPTED_MODEL, wire_api="responses",
+        provider="custom", base_url=server_url, model=SCRIPTED_MODEL,
+        wire_api=fields.pop("wire_api", "responses"),
         context_window=fields.pop("context_window", 100_000), **fields,
     )
     SettingsStore(config_dir).save(settings)
 
 
+def build_context(
+    server: Any,
+    base: Path,
+    *,
+    overrides: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    configure: bool = True,
+    demo_url: str | None = None,
+) -> Any:
+    """An AppContext in ``base`` whose settings point at the scripted server."""
+    from app.core.secrets import SecretStore
+    from app.ui.app_context import AppContext
+
+    config_dir = base / "config"
+    data_dir = base / "data"
+    secrets = SecretStore(config_dir, use_keyring=False)
+    if configure:
+        write_settings(config_dir, server.url, **(settings or {}))
+        secrets.set_api_key(server.url, TEST_KEY)
+    return AppContext(
+        config_dir=config_dir,
+        data_dir=data_dir,
+        secrets=secrets,
+        env={},
+        start_demo=(lambda: demo_url or server.url),
+        config_overrides={
+            "tokenizer_download": False,
+            "retry_base_delay": 0.01,
+            "max_retries": 1,
+            **(overrides or {}),
+        },
+    )
+
+
 @pytest.fixture
 def make_window(qtbot: Any, qloop: Any, tmp_path: Path, server: Any) -> Iterator[Callable[..., Any]]:
     """Build a real MainWindow on the scripted server, with its session open."""
-    from app.core.secrets import SecretStore
-    from app.ui.app_context import AppContext
     from app.ui.main_window import MainWindow
 
     windows: list[Any] = []
@@ -111,25 +144,9 @@ def make_window(qtbot: Any, qloop: Any, tmp_path: Path, server: Any) -> Iterator
         configure: bool = True,
         demo_url: str | None = None,
     ) -> Any:
-        base = root or tmp_path
-        config_dir = base / "config"
-        data_dir = base / "data"
-        secrets = SecretStore(config_dir, use_keyring=False)
-        if configure:
-            write_settings(config_dir, server.url, **(settings or {}))
-            secrets.set_api_key(server.url, TEST_KEY)
-        context = AppContext(
-            config_dir=config_dir,
-            data_dir=data_dir,
-            secrets=secrets,
-            env={},
-            start_demo=(lambda: demo_url or server.url),
-            config_overrides={
-                "tokenizer_download": False,
-                "retry_base_delay": 0.01,
-                "max_retries": 1,
-                **(overrides or {}),
-            },
+        context = build_context(
+            server, root or tmp_path, overrides=overrides, settings=settings,
+            configure=configure, demo_url=demo_url,
         )
         window = MainWindow(context)
         windows.append(window)

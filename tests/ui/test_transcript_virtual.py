@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from app.ui.row_models import ToolRow
+from app.ui.row_widgets import RowWidget
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_rows import RowWidget, ToolRow
 from app.ui.virtual_rows import KEEP_WIDGETS, SPACING
 
 
@@ -151,11 +152,14 @@ def test_a_streaming_row_grows_with_its_text_and_the_view_follows(view: Transcri
     for i in range(16):
         row.append(f"Paragraph {i}: " + "words " * 40 + "\n\n")
         row.render_markdown()
-        body = row.body
-        # The whole rendered text fits: the row is as tall as its document needs.
-        assert body.height() >= body.document().size().height()
-        assert row.widget.height() == row.height
-        heights.append(row.height)
+        parts = [row, *row.segments]  # a long message is shown in parts
+        for part in parts:
+            body = part.body
+            # The whole rendered text fits: the part is as tall as its document needs.
+            assert body.height() >= body.document().size().height()
+            assert part.widget.height() == part.height
+        heights.append(sum(part.height for part in parts))
+    assert row.segments
     assert heights == sorted(heights) and heights[-1] > heights[0] + 200
     bar = view.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()

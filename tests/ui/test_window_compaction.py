@@ -8,10 +8,19 @@ from PySide6.QtCore import Qt
 
 from app.core.compaction.prompts import summary_prefix
 from app.core.items import message_text
-from app.demo import Reply
+from app.demo import Fault, Reply
 from app.ui.composer import COMPACT_STREAMING_REASON
 
 from .helpers import last_user_text, type_and_send, wait_idle
+
+
+def after_each_event(window: Any, read: Any, kind: str) -> list[Any]:
+    """``read()`` each time the window has handled a core event of type ``kind``."""
+    seen: list[Any] = []
+    window.bridge.event_received.connect(
+        lambda event: seen.append(read()) if event.type == kind else None
+    )
+    return seen
 
 
 def chat(qtbot: Any, window: Any, server: Any, text: str, reply: str = "ok", **kw: Any) -> None:
@@ -87,18 +96,21 @@ def test_gauge_shows_context_use_from_token_counts(
     assert window.indicator.level == "near"
 
 
-def test_gauge_marks_an_approximate_count(qtbot: Any, make_window: Any, server: Any) -> None:
-    from app.core import protocol as p
-
-    window = make_window()
-    # Whether the core's own first count is exact depends on the tokenizer being cached, so
-    # the flag is driven through the window's event path directly.
-    window._on_event(p.TokenCount(total=5_000, context_window=100_000,
-                                  auto_compact_limit=90_000, approximate=True))
-    assert window.indicator.text() == "≈5 % of context used · auto-compact at 90 %"
-    window._on_event(p.TokenCount(total=5_000, context_window=100_000,
-                                  auto_compact_limit=90_000, approximate=False))
-    assert window.indicator.text() == "5 % of context used · auto-compact at 90 %"
+def test_gauge_marks_an_approximate_count(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    # A chat-completions server that sends no usage leaves the count to an estimate; once it
+    # reports usage the count is exact again.
+    window = make_window(settings={"wire_api": "chat"})
+    counts = after_each_event(window, window.indicator.text, "token_count")
+    server.enqueue(Reply(text="hi", include_usage=False), "chat")
+    server.enqueue(Reply(text="sure", usage={"input_tokens": 5_000, "output_tokens": 10,
+                                             "total_tokens": 5_010}), "chat")
+    for text in ("hello", "again"):
+        type_and_send(qtbot, window, text)
+        wait_idle(qtbot, window)
+    assert counts[0].startswith("≈") and counts[0].endswith(" · auto-compact at 90 %")
+    assert counts[-1] == "5 % of context used · auto-compact at 90 %"
 
 
 def test_compact_is_disabled_while_a_reply_streams(
@@ -251,26 +263,34 @@ def test_model_view_shows_the_rewritten_history_with_the_summary_highlighted(
     assert message_text(last).startswith(summary_prefix())
 
 
-def test_indicator_names_each_compaction_stage(qtbot: Any, make_window: Any) -> None:
-    from app.core import protocol as p
+def test_indicator_names_each_compaction_stage(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"remote_compaction": True})
+    chat(qtbot, window, server, "something to compact", "fine")
+    shown = after_each_event(
+        window,
+        lambda: (window.indicator.text(), window.transcript.compaction_rows()[0].figures,
+                 window.compact_action.isEnabled()),
+        "compaction_progress",
+    )
+    # Remote compaction is refused, the local summary overflows once and is retried trimmed,
+    # then the user stops it while it runs.
+    server.enqueue(Fault.status(400, "no remote compaction here"), "compact")
+    server.enqueue(Fault.overflow())
+    server.enqueue(Reply(text="slow summary", initial_delay=5.0))
+    window.compact()
+    qtbot.waitUntil(lambda: len(shown) == 3, timeout=5000)
+    window.stop()
+    wait_idle(qtbot, window)
 
-    window = make_window()
-    turn = "turn_x"
-    window._on_event(p.TurnStarted(turn_id=turn, kind="compact"))
-    window._on_event(p.ItemStarted(turn_id=turn, item=p.TurnItem(
-        id="cmp_x", kind="context_compaction", data={"trigger": "manual"})))
-    window._on_event(p.CompactionProgress(turn_id=turn, stage="remote",
-                                          message="Compacting remotely…"))
-    assert window.indicator.text().startswith("Compacting remotely… ")
-    assert window.indicator.text().endswith(" s")
-    assert window.transcript.compaction_rows()[0].figures_label.text() == "Compacting remotely…"
-    window._on_event(p.CompactionProgress(turn_id=turn, stage="local"))
-    assert window.indicator.text().startswith("Summarising locally… ")
-    window._on_event(p.CompactionProgress(turn_id=turn, stage="trimming", trimmed=2,
-                                          message="Retrying (trimmed 2 items)…"))
-    assert window.indicator.text().startswith("Retrying (trimmed 2 items)… ")
-    assert not window.compact_action.isEnabled()
-    window._on_event(p.TurnComplete(turn_id=turn, kind="compact", status="aborted"))
+    stages = [(text.rsplit(" ", 2)[0], figures, enabled) for text, figures, enabled in shown]
+    assert stages == [
+        ("Compacting remotely…", "Compacting remotely…", False),
+        ("Summarising locally…", "Summarising locally…", False),
+        ("Retrying (trimmed 1 item)…", "Retrying (trimmed 1 item)…", False),
+    ]
+    assert all(text.endswith(" s") for text, _f, _e in shown)  # with the elapsed time
     assert window.indicator.mode == "gauge"
     assert window.transcript.compaction_rows()[0].state == "stopped"
     assert window.compact_action.isEnabled()

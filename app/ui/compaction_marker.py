@@ -1,0 +1,274 @@
+"""The compaction marker row: what a compaction did, in the transcript where it happened.
+
+Trigger, strategy, tokens before → after, duration, the summary (expandable), and Undo while
+the core still allows it. ``CompactionRow`` holds the marker's state (no widget code);
+``CompactionRowWidget`` shows it.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from .format import STRATEGY_TEXT, TRIGGER_TEXT, format_duration, format_tokens
+from .icons import icon
+from .row_models import RowHost, TranscriptRow, text_lines
+from .row_widgets import RowWidget, muted_label
+from .theme import colors
+from .widgets import RichTextView, Spinner, tool_button
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QToolButton
+
+    from .markdown import MarkdownRenderer
+    from .virtual_rows import TextMetrics
+
+REMOTE_SUMMARY_TEXT = "Summary held by the server (encrypted; Coco cannot show it)."
+
+
+class CompactionRow(TranscriptRow):
+    """The compaction marker: trigger, strategy, tokens before → after, duration, the summary
+    (expandable), and Undo while the core still allows it."""
+
+    __slots__ = (
+        "automatic", "dimmed", "expanded", "figures", "figures_tip", "info", "item_id",
+        "started", "state", "strategy", "summary", "title", "undoable",
+    )
+
+    def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
+        super().__init__(host)
+        self.item_id = item_id
+        self.state = "running"  # running | done | undone | stopped
+        self.automatic = automatic
+        self.undoable = False
+        self.summary = ""
+        self.strategy = ""
+        self.started = time.monotonic()
+        # Rows this marker dimmed, with their state before, so an undo can restore them.
+        self.dimmed: list[tuple[TranscriptRow, bool]] = []
+        self.title = "Compacting automatically…" if automatic else "Compacting…"
+        self.figures = "Starting…"
+        self.figures_tip = ""
+        self.info = ""
+        self.expanded = False
+
+    # -- state ------------------------------------------------------------------------------
+
+    def set_stage(self, text: str) -> None:
+        """What the running compaction is doing (from the progress events)."""
+        if self.state == "running":
+            self.figures = text
+            self._changed()
+
+    def complete(
+        self,
+        *,
+        trigger: str,
+        strategy: str,
+        tokens_before: int,
+        tokens_after: int,
+        duration_ms: int,
+        summary: str = "",
+        kept_user_messages: int = 0,
+        kept_truncated: bool = False,
+        trimmed_items: int = 0,
+        focus: str | None = None,
+        style: str = "handoff",
+        undoable: bool = False,
+        undone: bool = False,
+    ) -> None:
+        """Fill in the figures of a finished compaction."""
+        self.state = "done"
+        self.summary = summary
+        self.strategy = strategy
+        self.automatic = trigger != "manual"
+        trigger_text = TRIGGER_TEXT.get(trigger, trigger)
+        strategy_text = STRATEGY_TEXT.get(strategy, strategy)
+        self.title = f"Context compacted · {trigger_text} · {strategy_text}"
+        self.figures = (
+            f"{format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens · "
+            f"{format_duration(duration_ms)}"
+        )
+        self.figures_tip = (
+            f"{tokens_before:,} tokens before, {tokens_after:,} after, "
+            f"in {format_duration(duration_ms)}"
+        )
+        info: list[str] = []
+        if kept_user_messages:
+            noun = "message" if kept_user_messages == 1 else "messages"
+            kept = f"{kept_user_messages} recent user {noun} kept verbatim"
+            if kept_truncated:
+                kept += " (the oldest one shortened)"
+            info.append(kept)
+        if trimmed_items:
+            info.append(f"{trimmed_items} older item(s) trimmed to fit the compaction request")
+        if style == "checkpoint":
+            info.append("checkpoint summary")
+        if focus:
+            info.append(f"focus: {focus}")
+        self.info = " · ".join(info)
+        self.undoable = undoable
+        if undone:
+            self.mark_undone()
+        else:
+            self._changed()
+
+    def set_undoable(self, undoable: bool) -> None:
+        undoable = undoable and self.state == "done"
+        if undoable != self.undoable:
+            self.undoable = undoable
+            self._changed(resized=False)
+
+    def mark_undone(self) -> None:
+        self.state = "undone"
+        self.undoable = False
+        self.title = "Compaction undone · the history is back to what it was before"
+        for row, previous in self.dimmed:
+            row.set_in_context(previous)
+        self.dimmed = []
+        self._changed()
+
+    def mark_stopped(self, reason: str) -> None:
+        """A compaction that ended without compacting (cancelled or failed)."""
+        self.state = "stopped"
+        self.title = reason
+        self.figures = "The history is exactly as it was before."
+        self._changed()
+
+    def set_expanded(self, expanded: bool) -> None:
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self._changed()
+
+    def request_undo(self) -> None:
+        self._host.request_undo(self.item_id)
+
+    # -- widget parts -----------------------------------------------------------------------
+
+    @property
+    def title_label(self) -> QLabel:
+        return self.widget.title_label  # type: ignore[no-any-return]
+
+    @property
+    def figures_label(self) -> QLabel:
+        return self.widget.figures_label  # type: ignore[no-any-return]
+
+    @property
+    def info_label(self) -> QLabel:
+        return self.widget.info_label  # type: ignore[no-any-return]
+
+    @property
+    def summary_view(self) -> RichTextView:
+        return self.widget.summary_view  # type: ignore[no-any-return]
+
+    @property
+    def summary_button(self) -> QToolButton:
+        return self.widget.summary_button  # type: ignore[no-any-return]
+
+    @property
+    def undo_button(self) -> QToolButton:
+        return self.widget.undo_button  # type: ignore[no-any-return]
+
+    @property
+    def spinner(self) -> Spinner:
+        return self.widget.spinner  # type: ignore[no-any-return]
+
+    def keep_widget(self) -> bool:
+        return self.state == "running" or super().keep_widget()
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        lines = 2 + (1 if self.info else 0)
+        if self.expanded:
+            lines += text_lines(self.summary, width - 24, metrics)
+        return 20 + lines * metrics.line_height
+
+
+class CompactionRowWidget(RowWidget):
+    """The marker: spinner or icon, title, Summary and Undo buttons, figures, the summary."""
+
+    def __init__(self, row: CompactionRow, renderer: MarkdownRenderer, parent: QWidget) -> None:
+        super().__init__(row, parent)
+        self.marker = row
+        self._renderer = renderer
+        self._summary_shown: str | None = None
+        self.setObjectName("compactionRow")
+        self.setAccessibleName("Compaction marker")
+        header = QHBoxLayout()
+        header.setSpacing(6)
+        self.spinner = Spinner(self)
+        header.addWidget(self.spinner)
+        c = colors()
+        self._icon = QLabel()
+        self._icon.setPixmap(icon("compact", c.accent).pixmap(16, 16))
+        header.addWidget(self._icon)
+        self.title_label = QLabel()
+        self.title_label.setTextFormat(Qt.TextFormat.RichText)
+        header.addWidget(self.title_label)
+        header.addWidget(self.context_tag)
+        header.addStretch(1)
+        self.summary_button = tool_button(
+            "chevron-right", "Show the summary that replaced the history", "Show summary",
+            text="Summary",
+        )
+        self.summary_button.setCheckable(True)
+        self.summary_button.toggled.connect(row.set_expanded)
+        header.addWidget(self.summary_button)
+        self.undo_button = tool_button(
+            "undo", "Undo this compaction: the history returns to what it was before",
+            "Undo compaction", text="Undo",
+        )
+        self.undo_button.clicked.connect(row.request_undo)
+        header.addWidget(self.undo_button)
+        self._outer.addLayout(header)
+
+        self.figures_label = QLabel()
+        self.figures_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.figures_label.setWordWrap(True)
+        self.figures_label.setAccessibleName("Compaction figures")
+        self._outer.addWidget(self.figures_label)
+        self.info_label = muted_label("")
+        self.info_label.setWordWrap(True)
+        self._outer.addWidget(self.info_label)
+        self.summary_view = RichTextView(self)
+        self.summary_view.setAccessibleName("Compaction summary")
+        self.summary_view.document().setDefaultStyleSheet(renderer.style_sheet())
+        self._outer.addWidget(self.summary_view)
+        self.setStyleSheet(
+            f"QFrame#compactionRow {{ background: {c.summary_bg}; border: 1px solid {c.border};"
+            " border-radius: 8px; }"
+        )
+        self.finish()
+
+    def sync(self) -> None:
+        row = self.marker
+        running = row.state == "running"
+        if running and not self.spinner.spinning:
+            self.spinner.start()
+        elif not running and self.spinner.spinning:
+            self.spinner.stop()
+        self.spinner.setVisible(running)
+        self.title_label.setText(f"<b>{html.escape(row.title)}</b>")
+        self.figures_label.setText(row.figures)
+        self.figures_label.setToolTip(row.figures_tip)
+        self.info_label.setText(row.info)
+        self.info_label.setVisible(bool(row.info))
+        self.summary_button.setVisible(row.state in ("done", "undone"))
+        self.undo_button.setVisible(row.undoable)
+        expanded = row.expanded
+        if expanded and self._summary_shown != row.summary:
+            # The summary is rendered the first time it is shown.
+            if row.summary:
+                self.summary_view.setHtml(self._renderer.render(row.summary).html)
+            else:
+                text = REMOTE_SUMMARY_TEXT if row.strategy == "remote" else "No summary text."
+                self.summary_view.setHtml(f"<p><i>{text}</i></p>")
+            self._summary_shown = row.summary
+            self.summary_view.updateGeometry()
+        self.summary_view.setVisible(expanded)
+        self.summary_button.setIcon(icon("chevron-down" if expanded else "chevron-right"))
+        if self.summary_button.isChecked() != expanded:
+            self.summary_button.setChecked(expanded)

@@ -1,0 +1,408 @@
+"""The rows of the transcript as plain objects: what each row shows, with no widget code.
+
+A row's state (text, whether it streams, is expanded, is still in the model's context…) lives
+here, so a widget can be dropped and rebuilt at any time (``virtual_rows`` gives widgets only
+to the rows on screen). The widgets (``row_widgets``, and ``compaction_marker`` for the
+compaction marker) read the row (``sync``) and send the user's clicks back to it. The widget
+parts a caller may want (``row.body``, ``row.copy_button``…) are reached through the row, which
+builds its widget if it has none at that moment.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from .long_text import SEGMENT_CHARS, Cut, display_cuts, segment_source, segment_text
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel, QToolButton
+
+    from .markdown import MarkdownRenderer
+    from .row_widgets import MessageRowWidget, RowWidget, SegmentWidget
+    from .virtual_rows import TextMetrics
+    from .widgets import RichTextView
+
+NOT_IN_CONTEXT = "not in the model's context"
+MAX_TOOL_TEXT = 20_000  # characters of tool arguments/output shown before cutting
+
+
+class RowHost(Protocol):
+    """What rows need from the view that shows them."""
+
+    @property
+    def renderer(self) -> MarkdownRenderer: ...
+
+    def widget_for(self, row: Any) -> Any: ...
+
+    def row_changed(self, row: Any) -> None: ...
+
+    def request_undo(self, item_id: str) -> None: ...
+
+    def insert_rows_after(self, row: Any, rows: list[Any]) -> None: ...
+
+    def hold(self) -> AbstractContextManager[Any]: ...
+
+    def remove_rows(self, rows: list[Any]) -> None: ...
+
+
+def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
+
+
+def pretty_arguments(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return arguments
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    line = " ".join(text[: limit * 4].split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def text_lines(text: str, width: int, metrics: TextMetrics) -> int:
+    """About how many lines ``text`` wraps to at ``width`` pixels (for height estimates)."""
+    per_line = max(20, width // metrics.char_width)
+    return text.count("\n") + len(text) // per_line + 1
+
+
+# ---------------------------------------------------------------------------------- rows
+
+
+class TranscriptRow:
+    """Base of every row: whether it is still in the model's context (dimmed if not)."""
+
+    joined = False  # True: the row continues the one above it (no gap between them)
+
+    __slots__ = ("_host", "_widget", "height", "in_context", "index", "measured_width")
+
+    def __init__(self, host: RowHost) -> None:
+        self._host = host
+        self._widget: RowWidget | None = None
+        self.in_context = True
+        self.index = 0
+        self.height = 0
+        self.measured_width = -1
+
+    @property
+    def widget(self) -> Any:
+        """The row's widget (built now if the row is off screen and has none)."""
+        return self._host.widget_for(self)
+
+    @property
+    def context_tag(self) -> QLabel:
+        return self.widget.context_tag  # type: ignore[no-any-return]
+
+    def set_in_context(self, in_context: bool) -> None:
+        """Dim the row (and show the label) when the model no longer sees it."""
+        if in_context == self.in_context:
+            return
+        self.in_context = in_context
+        if self._widget is not None:
+            self._widget.apply_context()
+
+    def keep_widget(self) -> bool:
+        """True while the widget must survive off screen (the user is working in it)."""
+        return self._widget is not None and self._widget.has_focus_within()
+
+    def _changed(self, resized: bool = True) -> None:
+        if self._widget is not None:
+            self._widget.sync()
+        if resized:
+            self._host.row_changed(self)
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        return 2 * metrics.line_height + 16
+
+
+class MessageRow(TranscriptRow):
+    """A user or assistant message rendered as Markdown, with a copy button.
+
+    While a reply streams, deltas are only collected; :meth:`render_markdown` (once per frame)
+    re-renders just the part of the Markdown that is still open (see ``MarkdownDocument``).
+    A long message is shown in parts (``long_text.display_cuts``): this row shows the first,
+    a ``MessageSegmentRow`` below it each further one, so only the parts on screen are laid out.
+    """
+
+    __slots__ = (
+        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id", "role",
+        "segments", "streaming",
+    )
+
+    def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
+        super().__init__(host)
+        self.role = role
+        self.item_id = item_id
+        self._text = text
+        self._pending: list[str] = []  # deltas not yet joined into _text
+        self._version = 0
+        self._rendered = 0
+        self.streaming = False
+        self.interrupted = False
+        self.cuts: list[Cut] = []  # where the parts after the first start
+        self.segments: list[MessageSegmentRow] = []  # the rows showing them, in order
+
+    @property
+    def text(self) -> str:
+        """The whole message as received so far (Markdown source)."""
+        if self._pending:
+            self._text += "".join(self._pending)
+            self._pending.clear()
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        self._pending.clear()
+        if text != self._text:
+            if self.cuts and not text.startswith(self._text[: self.cuts[-1].offset]):
+                self.cuts = []  # another text: its parts are cut anew
+            self._text = text
+            self._version += 1
+
+    @property
+    def head_source(self) -> str:
+        """The Markdown this row's own body shows (the first part of a long message)."""
+        text = self._text if not self._pending else self.text
+        return segment_source(text, self.cuts, 0) if self.cuts else text
+
+    def sync_segments(self) -> list[TranscriptRow]:
+        """Cut the text into its display parts, adding or removing part rows as needed; the
+        rows whose part changed (this one included)."""
+        text = self.text
+        known = len(self.cuts)
+        if known < len(self.segments):  # the text was replaced: the old parts go
+            self._host.remove_rows(self.segments)
+            self.segments = []
+        if len(text) - (self.cuts[-1].offset if self.cuts else 0) <= SEGMENT_CHARS:
+            changed_from = len(self.segments)
+        else:
+            self.cuts = display_cuts(text, known=self.cuts)
+            changed_from = min(known, len(self.segments))
+        if len(self.cuts) > len(self.segments):
+            new = [MessageSegmentRow(self._host, self, number)
+                   for number in range(len(self.segments) + 1, len(self.cuts) + 1)]
+            self._host.insert_rows_after(self.segments[-1] if self.segments else self, new)
+            self.segments.extend(new)
+        pieces: list[TranscriptRow] = [self, *self.segments]
+        return pieces[changed_from:]
+
+    def set_in_context(self, in_context: bool) -> None:
+        super().set_in_context(in_context)
+        for segment in self.segments:
+            segment.set_in_context(in_context)
+
+    def append(self, delta: str) -> None:
+        # Joined on the next read: appending to a long string per delta would copy it each time.
+        self._pending.append(delta)
+        self._version += 1
+
+    @property
+    def dirty(self) -> bool:
+        """The text changed since the last :meth:`render_markdown`."""
+        return self._version != self._rendered
+
+    def render_markdown(self) -> None:
+        """Bring the rendered Markdown up to date (only its open end re-renders when the text
+        grew; a row off screen just re-estimates its height)."""
+        self._rendered = self._version
+        with self._host.hold():  # parts added at once are laid out in one pass
+            for row in self.sync_segments():
+                if row._widget is not None:
+                    cast("MessageRowWidget | SegmentWidget", row._widget).render_text()
+                self._host.row_changed(row)
+
+    def set_interrupted(self) -> None:
+        self.interrupted = True
+        self._changed(resized=False)
+
+    def set_streaming(self, streaming: bool) -> None:
+        self.streaming = streaming
+        self._changed(resized=False)
+
+    @property
+    def code_blocks(self) -> list[str]:
+        """The text of each code block, in the order of their copy links."""
+        return self.widget.code_blocks  # type: ignore[no-any-return]
+
+    @property
+    def body(self) -> RichTextView:
+        return self.widget.body  # type: ignore[no-any-return]
+
+    @property
+    def copy_button(self) -> QToolButton:
+        return self.widget.copy_button  # type: ignore[no-any-return]
+
+    def copy_code(self, index: int) -> None:
+        self.widget.copy_code(index)
+
+    def keep_widget(self) -> bool:
+        return self.streaming or super().keep_widget()
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        return 40 + text_lines(self.head_source, width - 24, metrics) * metrics.line_height
+
+    @property
+    def layout_cost(self) -> int:
+        """Characters laid out when this row is measured (see ``virtual_rows``)."""
+        return len(self._text) if not self.cuts else self.cuts[0].offset
+
+
+class MessageSegmentRow(TranscriptRow):
+    """A further part of a long message, shown right below the part before it."""
+
+    __slots__ = ("message", "number")
+    joined = True  # no gap above: it continues the message
+
+    def __init__(self, host: RowHost, message: MessageRow, number: int) -> None:
+        super().__init__(host)
+        self.message = message
+        self.number = number  # 1 for the part after the message row's own
+        self.in_context = message.in_context
+
+    @property
+    def source(self) -> str:
+        """The Markdown this part renders."""
+        return segment_source(self.message.text, self.message.cuts, self.number)
+
+    @property
+    def shown_text(self) -> str:
+        """The part of the message's text this row shows."""
+        return segment_text(self.message.text, self.message.cuts, self.number)
+
+    @property
+    def body(self) -> RichTextView:
+        return self.widget.body  # type: ignore[no-any-return]
+
+    def keep_widget(self) -> bool:
+        streaming = self.message.streaming and self.message.segments[-1:] == [self]
+        return streaming or super().keep_widget()
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        return 12 + text_lines(self.source, width - 24, metrics) * metrics.line_height
+
+    @property
+    def layout_cost(self) -> int:
+        return len(self.shown_text)
+
+
+class ExpandableRow(TranscriptRow):
+    """A one-line header that expands to details (tool calls, reasoning)."""
+
+    __slots__ = ("expanded",)
+
+    def __init__(self, host: RowHost) -> None:
+        super().__init__(host)
+        self.expanded = False
+
+    def set_expanded(self, expanded: bool) -> None:
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self._changed()
+
+    @property
+    def toggle(self) -> QToolButton:
+        return self.widget.toggle  # type: ignore[no-any-return]
+
+    @property
+    def title_label(self) -> QLabel:
+        return self.widget.title_label  # type: ignore[no-any-return]
+
+    @property
+    def detail_label(self) -> QLabel:
+        return self.widget.detail_label  # type: ignore[no-any-return]
+
+    @property
+    def status_label(self) -> QLabel:
+        return self.widget.status_label  # type: ignore[no-any-return]
+
+
+class ToolRow(ExpandableRow):
+    """A tool call: name and a short argument line; expands to arguments and output."""
+
+    __slots__ = ("arguments", "call_id", "name", "output", "stopped")
+
+    def __init__(self, host: RowHost, call_id: str, name: str, arguments: str) -> None:
+        super().__init__(host)
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.output: str | None = None
+        self.stopped = False
+
+    def set_arguments(self, arguments: str) -> None:
+        self.arguments = arguments
+        self._changed()
+
+    def set_output(self, output: str) -> None:
+        self.output = output
+        self._changed()
+
+    def set_stopped(self) -> None:
+        if self.output is None:
+            self.stopped = True
+            self._changed(resized=False)
+
+    @property
+    def status_text(self) -> str:
+        if self.output is None:
+            return "stopped" if self.stopped else "running…"
+        lines = self.output.count("\n") + 1 if self.output else 0
+        return f"done · {lines} line{'s' if lines != 1 else ''}"
+
+    @property
+    def arguments_label(self) -> QLabel:
+        return self.widget.arguments_label  # type: ignore[no-any-return]
+
+    @property
+    def output_label(self) -> QLabel:
+        return self.widget.output_label  # type: ignore[no-any-return]
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        if not self.expanded:
+            return metrics.line_height + 16
+        text = self.arguments + (self.output or "")
+        return 60 + text_lines(text[:MAX_TOOL_TEXT * 2], width - 40, metrics) * (
+            metrics.line_height
+        )
+
+
+class ReasoningRow(ExpandableRow):
+    """The model's reasoning summary, collapsed by default."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, host: RowHost, text: str) -> None:
+        super().__init__(host)
+        self.text = text
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        if not self.expanded:
+            return metrics.line_height + 16
+        return 30 + text_lines(self.text, width - 40, metrics) * metrics.line_height
+
+
+class NoticeRow(TranscriptRow):
+    """An inline error, warning, background or reconnect line, in its own colour."""
+
+    __slots__ = ("kind", "message")
+
+    def __init__(self, host: RowHost, kind: str, message: str) -> None:
+        super().__init__(host)
+        self.kind = kind
+        self.message = message
+
+    def set_message(self, message: str) -> None:
+        self.message = message
+        self._changed()
+
+    @property
+    def label(self) -> QLabel:
+        return self.widget.label  # type: ignore[no-any-return]
+
+    def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        return 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
+

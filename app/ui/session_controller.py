@@ -1,0 +1,303 @@
+"""The open session as the window drives it, with no widget code: opening and closing sessions,
+what the controls allow right now, user actions turned into ops, and settings applied.
+
+``MainWindow`` lays out the widgets and wires them to this object: it renders every core event
+the controller passes on (``event_received``), shows what the controller reports (``problem``,
+``notice``, ``hint``) and asks it what the controls allow (:meth:`controls`). The controller
+never edits the history; everything it knows about the session comes from core events.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from . import memory
+from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Command
+from .state import ActivityState
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from app.core import CoreConfig, Session
+    from app.core import protocol as p
+    from app.core.settings import AppSettings
+
+    from .app_context import AppContext
+    from .bridge import SessionBridge
+
+log = logging.getLogger(__name__)
+
+UNDO_BUSY_HINT = "Undo is possible once the current turn has finished."
+DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
+
+
+@dataclass(frozen=True)
+class Controls:
+    """What the window's controls allow right now."""
+
+    busy: bool  # a turn runs or was asked for: the composer waits, Stop is offered
+    compact_enabled: bool
+    compact_reason: str  # why Compact is refused ("" when it is allowed)
+    undo_enabled: bool
+
+
+def default_stage(config: CoreConfig) -> str:
+    """The compaction stage to show before the core names one."""
+    return "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
+
+
+class SessionController(QObject):
+    """One open session at a time, its bridge, and the state its events describe."""
+
+    event_received = Signal(object)  # every core event, after the state has taken it in
+    session_changing = Signal()  # the shown session is about to be replaced: clear the view
+    session_resumed = Signal(object)  # entries of a reopened session (``session.transcript()``)
+    session_opened = Signal(str)  # the new session is open and its events flow
+    config_applied = Signal(object)  # the CoreConfig now in use (model label, demo banner)
+    submitted = Signal()  # a message or a compaction was sent: follow the transcript's end
+    controls_changed = Signal()  # what the controls allow may have changed
+    problem = Signal(str)  # something went wrong: say so where the user looks
+    notice = Signal(str, str)  # (kind, message): a line for the transcript
+    hint = Signal(str)  # why a request was refused, next to the composer
+
+    def __init__(self, context: AppContext, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.session: Session | None = None
+        self.bridge: SessionBridge | None = None  # one per open session
+        self.state = ActivityState()
+        self.summaries: list[str] = []  # summary texts, oldest first (for the Model view)
+        self._awaiting_turn = False  # a message was sent; its turn has not started yet
+        self._opening: asyncio.Future[Any] | None = None
+
+    # ================================================================ lifecycle
+
+    async def open_session(self, session_id: str | None = None) -> bool:
+        """Open ``session_id`` (resumed from disk) or a new session; False when it could not
+        be opened (the reason is a notice and a new session takes its place)."""
+        had_session = self.bridge is not None
+        await self.close()
+        self.session_changing.emit()
+        if had_session:
+            memory.session_replaced()
+        self.state = ActivityState()
+        self._awaiting_turn = False
+        self.summaries = []
+        try:
+            config = self.context.core_config()
+        except ValueError as exc:
+            self.problem.emit(f"{exc} Using the offline demo model instead.")
+            self.context.offline = True
+            config = self.context.core_config()
+        self.state.default_stage = default_stage(config)
+        from app.core import Session
+
+        opened = True
+        try:
+            session = await Session.open(config, session_id=session_id)
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            if session_id is None:
+                raise
+            opened = False
+            session = await Session.open(config)
+            self.notice.emit("error", f"Could not open that session: {exc}")
+        self.session = session
+        from .bridge import SessionBridge
+
+        self.bridge = SessionBridge(session, self)
+        self.bridge.event_received.connect(self._on_event)
+        self.bridge.failed.connect(self.problem)
+        if session_id is not None and opened:
+            entries = session.transcript()
+            self.session_resumed.emit(entries)
+            self.summaries = [str(e.get("summary") or "") for e in entries
+                              if e.get("kind") == "compaction"]
+        self.bridge.start()
+        self.config_applied.emit(config)
+        self.context.remember(last_session_id=session.id)
+        self.session_opened.emit(session.id)
+        return opened
+
+    def start_new_session(self) -> asyncio.Future[Any]:
+        """Open a new, empty session."""
+        return self.schedule_open(None)
+
+    def schedule_open(self, session_id: str | None) -> asyncio.Future[Any]:
+        """Open ``session_id`` (None: a new one) in the background; failures become
+        ``problem``."""
+        import asyncio
+
+        self._opening = asyncio.ensure_future(self.open_session(session_id))
+        self._opening.add_done_callback(self._report_open_failure)
+        return self._opening
+
+    def _report_open_failure(self, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            log.error("Opening a session failed", exc_info=future.exception())
+            self.problem.emit(f"Could not open a session: {future.exception()}")
+
+    def session_deleted(self, session_id: str) -> None:
+        """A session was moved to the trash: if it is the open one, continue in a new one."""
+        if self.session is not None and session_id == self.session.id:
+            self.start_new_session()
+
+    async def close(self) -> None:
+        """Shut the open session down (its events stop)."""
+        bridge, self.bridge = self.bridge, None
+        self.session = None
+        if bridge is not None:
+            bridge.event_received.disconnect(self._on_event)
+            await bridge.close()
+            bridge.deleteLater()
+
+    # ================================================================ events
+
+    def _on_event(self, event: Any) -> None:
+        self.state.apply(event)
+        kind = event.type
+        if kind == "turn_started":
+            self._awaiting_turn = False
+        elif kind == "context_compacted":
+            self.summaries.append(event.summary)
+        self.event_received.emit(event)
+        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
+            self.controls_changed.emit()
+
+    # ================================================================ gating
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs, or a message was sent and its turn has not started yet."""
+        return self.state.busy or self._awaiting_turn
+
+    def compact_block_reason(self) -> str:
+        """Why Compact is refused right now ("" when it is allowed)."""
+        if self.state.compacting:
+            return COMPACT_RUNNING_REASON
+        if self.busy:
+            return COMPACT_STREAMING_REASON
+        return ""
+
+    def controls(self, undo_offered: bool) -> Controls:
+        """What the controls allow; ``undo_offered``: a compaction marker still offers Undo
+        (until the core sends undo availability as an event, issue 15 item 2)."""
+        reason = self.compact_block_reason()
+        return Controls(
+            busy=self.busy,
+            compact_enabled=self.session is not None and not reason,
+            compact_reason=reason,
+            undo_enabled=not self.busy and undo_offered,
+        )
+
+    # ================================================================ user actions → ops
+
+    def submit(self, op: p.Op) -> bool:
+        """Hand ``op`` to the open session (False, and a ``problem``, when none is open)."""
+        if self.bridge is None:
+            self.problem.emit("No session is open yet.")
+            return False
+        from app.core import ops  # imported when first needed: the window shows sooner
+
+        if isinstance(op, (ops.UserTurn, ops.Compact)):
+            memory.turn_starting()
+        self.bridge.submit(op)
+        return True
+
+    def send_message(self, text: str) -> bool:
+        """Send a user message (the composer already refused it while busy)."""
+        from app.core import ops
+
+        if not self.submit(ops.UserTurn(text=text)):
+            return False
+        self._awaiting_turn = True
+        self.submitted.emit()
+        self.controls_changed.emit()
+        return True
+
+    def compact(self, focus: str | None = None) -> bool:
+        """Submit ``ops.Compact`` unless a turn runs (then say why)."""
+        reason = self.compact_block_reason()
+        if reason:
+            self.hint.emit(reason)
+            return False
+        from app.core import ops
+
+        if not self.submit(ops.Compact(focus=focus or None)):
+            return False
+        self._awaiting_turn = True
+        self.submitted.emit()
+        self.controls_changed.emit()
+        return True
+
+    def undo_compaction(self) -> bool:
+        if self.busy:
+            self.hint.emit(UNDO_BUSY_HINT)
+            return False
+        from app.core import ops
+
+        return self.submit(ops.UndoCompaction())
+
+    def stop(self) -> None:
+        """Interrupt the streaming reply or the running compaction."""
+        if self.busy:
+            from app.core import ops
+
+            self.submit(ops.Interrupt())
+
+    def run_command(self, command: Command) -> bool:
+        """Run a slash command; False for the ones the window handles (``/export``)."""
+        if command.name == "compact":
+            self.compact(command.argument or None)
+        elif command.name == "new":
+            self.start_new_session()
+        elif command.name == "undo-compact":
+            self.undo_compaction()
+        elif command.name == "model":
+            self.switch_model(command.argument)
+        else:
+            return False
+        return True
+
+    def switch_model(self, name: str) -> None:
+        """``/model <name>``: save the model and apply it to the open session."""
+        if self.context.using_demo:
+            self.hint.emit(DEMO_MODEL_HINT)
+            return
+        settings = self.context.settings.model_copy(update={"model": name.strip()})
+        self.apply_settings(settings, None)
+        self.notice.emit("background", f"Model switched to {name.strip()}.")
+
+    # ================================================================ settings
+
+    def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
+        """Persist ``settings`` (and the key), then apply them to the open session."""
+        was_demo = self.context.using_demo
+        try:
+            self.context.save_settings(settings, api_key)
+        except (OSError, ValueError) as exc:
+            self.problem.emit(f"Could not save the settings: {exc}")
+            return False
+        self.context.offline = self.context.offline and settings.provider == "demo"
+        try:
+            config = self.context.core_config()
+        except ValueError as exc:
+            self.problem.emit(str(exc))
+            return False
+        self.config_applied.emit(config)
+        self.state.default_stage = default_stage(config)
+        if self.session is None:
+            return True
+        if was_demo != self.context.using_demo:
+            # Demo ↔ real provider: a different model entirely; continue in a new session.
+            self.notice.emit("background", "Settings saved. A new session uses the new provider.")
+            self.start_new_session()
+            return True
+        from app.core import ops
+
+        self.submit(ops.UpdateConfig(config=config))
+        self.notice.emit("background", "Settings saved and applied to this session.")
+        return True

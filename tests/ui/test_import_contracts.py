@@ -1,0 +1,20 @@
+"""The layers hold: the core imports no Qt and nothing of the window, and the window uses the
+core's public services rather than its internals (contracts in pyproject.toml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_import_contracts_are_kept() -> None:
+    command = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run(
+        [str(command), "--config", str(REPO / "pyproject.toml"), "--no-cache"],
+        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
