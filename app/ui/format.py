@@ -91,9 +91,14 @@ def gauge_level(total: int, context_window: int | None, auto_compact_limit: int 
     return "ok"
 
 
-def progress_text(stage: str, elapsed_s: float, trimmed: int = 0, automatic: bool = False) -> str:
-    """The spinner's line, e.g. ``Compacting remotely… 2.1 s`` or ``Retrying (trimmed 2 items)…``."""
-    if stage in ("retrying", "trimming") and trimmed:
+def progress_text(
+    stage: str, elapsed_s: float, trimmed: int = 0, automatic: bool = False, message: str = ""
+) -> str:
+    """The spinner's line, e.g. ``Compacting remotely (compaction trigger)… 2.1 s``: the core's
+    own words for the stage (``message``) when it gave them, else a text for the stage."""
+    if message:
+        text = message
+    elif stage in ("retrying", "trimming") and trimmed:
         noun = "item" if trimmed == 1 else "items"
         text = f"Retrying (trimmed {trimmed} {noun})…"
     else:

@@ -152,8 +152,11 @@ class StatusIndicator(QWidget):
         if self.mode != "compacting":
             self._tick.stop()
             return
-        text = progress_text(self._stage, self._elapsed(), self._trimmed, self._automatic)
+        text = progress_text(
+            self._stage, self._elapsed(), self._trimmed, self._automatic, self._stage_message
+        )
         if self._stage == "retrying" and not self._trimmed and self._stage_message:
+            # "Reconnecting... 1/5" counts attempts itself: no clock beside it.
             text = f"{'Auto-compacting · ' if self._automatic else ''}{self._stage_message}"
         self.label.setText(text)
 

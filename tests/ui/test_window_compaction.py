@@ -274,21 +274,27 @@ def test_indicator_names_each_compaction_stage(
                  window.compact_action.isEnabled()),
         "compaction_progress",
     )
-    # Remote compaction is refused, the local summary overflows once and is retried trimmed,
+    # Both remote forms are refused, the local summary overflows once and is retried trimmed,
     # then the user stops it while it runs.
+    server.enqueue(Fault.status(400, "Invalid value: 'compaction_trigger'."))
     server.enqueue(Fault.status(400, "no remote compaction here"), "compact")
     server.enqueue(Fault.overflow())
     server.enqueue(Reply(text="slow summary", initial_delay=5.0))
     window.compact()
-    qtbot.waitUntil(lambda: len(shown) == 3, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 4, timeout=5000)
     window.stop()
     wait_idle(qtbot, window)
 
     stages = [(text.rsplit(" ", 2)[0], figures, enabled) for text, figures, enabled in shown]
+    # The stage texts come complete from the core: which remote form, then the local path.
+    trigger = "Compacting remotely (compaction trigger)…"
+    standalone = "Compacting remotely (/responses/compact)…"
+    trimmed = "Making room for the summary (left out 1 older item)…"
     assert stages == [
-        ("Compacting remotely…", "Compacting remotely…", False),
+        (trigger, trigger, False),
+        (standalone, standalone, False),
         ("Summarising locally…", "Summarising locally…", False),
-        ("Retrying (trimmed 1 item)…", "Retrying (trimmed 1 item)…", False),
+        (trimmed, trimmed, False),
     ]
     assert all(text.endswith(" s") for text, _f, _e in shown)  # with the elapsed time
     assert window.indicator.mode == "gauge"

@@ -214,6 +214,11 @@ async def _summarise_once(
             items = fitted.items
             trimmed += fitted.dropped
             truncated += fitted.truncated
+            if not (fitted.dropped or fitted.truncated):
+                # Coco's count says it fits, the server says not: the oldest item goes.
+                if len(items) <= 1:
+                    raise ContextTooLarge(error.message) from error
+                trimmed += drop_oldest(items)
             on_trim(trimmed + truncated)
             continue
         summary = (last_assistant_text(attempt.items) or "").strip()
