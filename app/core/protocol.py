@@ -60,7 +60,7 @@ Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown
 
 # -------------------------------------------------------------------------------------- events
 
-TurnKind = Literal["regular", "compact", "undo"]
+TurnKind = Literal["regular", "compact"]
 Trigger = Literal["manual", "auto", "overflow", "server"]
 Strategy = Literal["local", "remote", "remote_then_local", "prune"]
 ErrorKind = Literal[
@@ -165,7 +165,7 @@ class CompactionProgress(_Event):
 
     type: Literal["compaction_progress"] = "compaction_progress"
     turn_id: str
-    stage: Literal["remote", "local", "retrying", "trimming", "prune", "summary_delta"]
+    stage: Literal["remote", "local", "retrying", "trimming", "prune"]
     message: str = ""
     trimmed: int = 0
 

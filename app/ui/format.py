@@ -7,7 +7,7 @@ import math
 STAGE_TEXT = {
     "remote": "Compacting remotely…",
     "local": "Summarising locally…",
-    "summary_delta": "Summarising locally…",
+    "prune": "Removing old tool outputs…",
     "retrying": "Retrying…",
     "trimming": "Trimming older items…",
 }
@@ -16,7 +16,7 @@ TRIGGER_TEXT = {
     "manual": "manual",
     "auto": "automatic",
     "overflow": "automatic (context overflow)",
-    "model_switch": "automatic (model switch)",
+    "server": "automatic (by the server)",
 }
 
 STRATEGY_TEXT = {

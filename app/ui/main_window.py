@@ -475,9 +475,7 @@ class MainWindow(QMainWindow):
         return self.controller.compact_block_reason()
 
     def _update_controls(self) -> None:
-        controls = self.controller.controls(
-            undo_offered=any(r.undoable for r in self.transcript.compaction_rows())
-        )
+        controls = self.controller.controls()
         tip = controls.compact_reason or COMPACT_TIP
         self.compact_action.setEnabled(controls.compact_enabled)
         self.compact_action.setToolTip(tip)

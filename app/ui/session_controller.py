@@ -71,6 +71,8 @@ class SessionController(QObject):
         self.bridge: SessionBridge | None = None  # one per open session
         self.state = ActivityState()
         self.summaries: list[str] = []  # summary texts, oldest first (for the Model view)
+        # The compaction Undo would undo now, as the core last said (UndoAvailable).
+        self.undo_item_id: str | None = None
         self._awaiting_turn = False  # a message was sent; its turn has not started yet
         self._opening: asyncio.Future[Any] | None = None
 
@@ -87,6 +89,7 @@ class SessionController(QObject):
         self.state = ActivityState()
         self._awaiting_turn = False
         self.summaries = []
+        self.undo_item_id = None
         try:
             config = self.context.core_config()
         except ValueError as exc:
@@ -163,8 +166,11 @@ class SessionController(QObject):
             self._awaiting_turn = False
         elif kind == "context_compacted":
             self.summaries.append(event.summary)
+        elif kind == "undo_available":
+            self.undo_item_id = event.item_id
         self.event_received.emit(event)
-        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone"):
+        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone",
+                    "undo_available"):
             self.controls_changed.emit()
 
     # ================================================================ gating
@@ -182,15 +188,14 @@ class SessionController(QObject):
             return COMPACT_STREAMING_REASON
         return ""
 
-    def controls(self, undo_offered: bool) -> Controls:
-        """What the controls allow; ``undo_offered``: a compaction marker still offers Undo
-        (until the core sends undo availability as an event, issue 15 item 2)."""
+    def controls(self) -> Controls:
+        """What the controls allow. Undo follows the core's ``UndoAvailable`` alone."""
         reason = self.compact_block_reason()
         return Controls(
             busy=self.busy,
             compact_enabled=self.session is not None and not reason,
             compact_reason=reason,
-            undo_enabled=not self.busy and undo_offered,
+            undo_enabled=not self.busy and self.undo_item_id is not None,
         )
 
     # ================================================================ user actions → ops

@@ -83,9 +83,8 @@ class ActivityState:
         elif kind == "compaction_progress":
             if not self.compacting:
                 self._start_compaction(automatic=self.turn_kind != "compact", item_id=None)
-            if event.stage != "summary_delta":
-                self.stage = event.stage
-                self.stage_message = event.message
+            self.stage = event.stage
+            self.stage_message = event.message
             if event.trimmed:
                 self.trimmed = event.trimmed
             self.changes.append("stage")

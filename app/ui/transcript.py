@@ -319,18 +319,16 @@ class TranscriptView(VirtualRowArea):
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
         self._reconnect = None
-        if event.kind != "undo":
-            # Undo is only possible until the next turn starts.
-            for row in self._compactions.values():
-                row.set_undoable(False)
+
+    def _on_undo_available(self, event: p.UndoAvailable) -> None:
+        """The core says which compaction Undo would undo now; only its marker offers it."""
+        for row in self._compactions.values():
+            row.set_undoable(row.item_id == event.item_id)
 
     def _on_item_started(self, event: p.ItemStarted) -> None:
         item = event.item
         if item.kind == "context_compaction":
-            automatic = bool(item.data.get("trigger", "manual") != "manual") or (
-                item.data.get("automatic") is True
-            )
-            self.begin_compaction(item.id, automatic)
+            self.begin_compaction(item.id, item.data.get("trigger", "manual") != "manual")
         elif item.kind == "user_message":
             self.add_message("user", _data_text(item.data), item.id)
         elif item.kind == "agent_message":
@@ -400,8 +398,6 @@ class TranscriptView(VirtualRowArea):
         )
 
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
-        if event.stage == "summary_delta":
-            return
         text = event.message or STAGE_TEXT.get(event.stage, "")
         for row in self._compactions.values():
             row.set_stage(text)

@@ -21,14 +21,16 @@ def test_the_controller_runs_a_session_without_widgets(
     controls: list[Any] = []
     hints: list[str] = []
     controller.event_received.connect(events.append)
-    controller.controls_changed.connect(lambda: controls.append(controller.controls(False)))
+    controller.controls_changed.connect(lambda: controls.append(controller.controls()))
     controller.hint.connect(hints.append)
     opened: list[str] = []
     controller.session_opened.connect(opened.append)
     try:
         assert run(qtbot, controller.open_session()) is True
         assert controller.session is not None and opened == [controller.session.id]
-        assert controller.controls(False).compact_enabled
+        assert controller.controls().compact_enabled
+        assert not controller.controls().undo_enabled  # the core said: nothing to undo
+        controls.clear()
 
         server.enqueue(Reply(text="hello back", chunk_size=2, delay_per_chunk=0.01))
         assert controller.send_message("hello")

@@ -240,6 +240,24 @@ def test_undo_is_no_longer_offered_once_the_next_turn_starts(
     assert not window.undo_action.isEnabled()
 
 
+def test_a_refused_compact_leaves_undo_offered(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "one", "two")
+    server.enqueue(Reply(text="summary"))
+    type_and_send(qtbot, window, "/compact")
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    type_and_send(qtbot, window, "/compact")  # nothing new: refused, as information
+    wait_idle(qtbot, window)
+    assert marker.undoable and marker.undo_button.isVisibleTo(marker.widget)
+    assert window.undo_action.isEnabled()
+    requests = len(server.requests)
+    type_and_send(qtbot, window, "/undo-compact")
+    qtbot.waitUntil(lambda: marker.state == "undone", timeout=5000)
+    assert len(server.requests) == requests  # undo asks no model
+    assert not window.undo_action.isEnabled()
+
+
 def test_model_view_shows_the_rewritten_history_with_the_summary_highlighted(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
