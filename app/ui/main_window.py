@@ -454,13 +454,11 @@ class MainWindow(QMainWindow):
         return self._model_view
 
     def refresh_model_view(self) -> None:
-        """Reload the Model view from ``session.history()`` (only when it is shown)."""
+        """Reload the Model view from the core's view of the history (only when shown)."""
         if self.session is None or not self.model_view_pane.isVisible():
             return
         usage = self.session.token_usage()
-        self.model_view.set_history(
-            self.session.history(), self.controller.summaries, usage.total, usage.approximate
-        )
+        self.model_view.set_entries(self.session.context_view(), usage.total, usage.approximate)
 
     def _toggle_model_view(self, on: bool) -> None:
         if on and self._model_view is None:

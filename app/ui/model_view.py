@@ -1,13 +1,14 @@
-"""The Model view panel: exactly what the model will see next (``session.history()``).
+"""The Model view panel: exactly what the model will see next (``session.context_view()``).
 
-One line per history item with its role, kind and token estimate; the summary message is
+One line per history item with its role, kind and tokens as the core counts them (the same
+counter as the context gauge); the summary message is
 highlighted; totals at the bottom. Side by side with the transcript it shows what a compaction
 rewrote.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -21,67 +22,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.items import (
-    is_compaction_item,
-    is_injected_context,
-    item_text_for_count,
-    item_type,
-    message_text,
-)
+from app.core import protocol as p
 
 from .format import format_tokens
 from .theme import colors
 
 
-def _summary_prefix() -> str | None:
-    try:
-        from app.core.compaction.prompts import summary_prefix
-
-        return summary_prefix()
-    except (ImportError, OSError):
-        return None
-
-
-Item = dict[str, Any]
-
-
-def describe_item(item: Item, summary_prefix: str | None, summaries: Sequence[str] = ()) -> dict[str, Any]:
-    """Role, kind, token estimate, preview and whether ``item`` is the summary message."""
-    from app.core.tokens import approx_tokens  # not needed until the panel is first shown
-
-    kind = item_type(item)
-    role = str(item.get("role", "")) if kind == "message" else ""
-    text = message_text(item) if kind == "message" else ""
-    is_summary = False
-    if kind == "message" and role == "user":
-        if summary_prefix:
-            is_summary = text.startswith(summary_prefix)
-        else:  # no prefix to go by: recognise the summary texts the transcript recorded
-            is_summary = any(s.strip() and text.rstrip().endswith(s.strip()) for s in summaries)
-    label = kind
-    if is_summary:
+def describe_entry(entry: p.ContextEntry) -> dict[str, Any]:
+    """One row of the panel from the core's view of an item: role, kind label, exact tokens
+    (the gauge's own counter), a one-line preview and whether it is the summary."""
+    label = entry.kind
+    if entry.is_summary:
         label = "summary"
-    elif kind == "message" and is_injected_context(item):
+    elif entry.injected:
         label = "context"
-    elif is_compaction_item(item):
+    elif entry.kind in ("compaction", "compaction_summary"):
         label = "compaction (encrypted)"
-    if kind == "message":
-        preview = text
-    elif kind == "function_call":
-        preview = f"{item.get('name', '')}({item.get('arguments', '')})"
-    elif kind == "function_call_output":
-        output = item.get("output", "")
-        preview = output if isinstance(output, str) else str(output)
-    elif is_compaction_item(item) or kind == "reasoning":
+    preview = entry.text
+    if not preview and entry.kind in ("compaction", "compaction_summary", "reasoning"):
         preview = "(opaque, replayed as is)"
-    else:
-        preview = ""
     return {
-        "role": role or "—",
+        "role": entry.role or "—",
         "kind": label,
-        "tokens": approx_tokens(item_text_for_count(item)),
+        "tokens": entry.tokens,
         "preview": " ".join(preview.split())[:200],
-        "summary": is_summary,
+        "text": preview,
+        "summary": entry.is_summary,
     }
 
 
@@ -114,18 +80,15 @@ class ModelViewPanel(QWidget):
         layout.addWidget(self.totals)
         self.rows: list[dict[str, Any]] = []
 
-    def set_history(
+    def set_entries(
         self,
-        items: Sequence[Item],
-        summaries: Sequence[str] = (),
+        entries: Sequence[p.ContextEntry],
         token_total: int | None = None,
         approximate: bool = True,
-        prefix_source: Callable[[], str | None] = _summary_prefix,
     ) -> None:
-        """Show ``items``; ``summaries`` (from the transcript) help spot the summary message."""
-        prefix = prefix_source()
+        """Show what the next request carries, as the core counts it (``session.context_view``)."""
         self.tree.clear()
-        self.rows = [describe_item(dict(item), prefix, summaries) for item in items]
+        self.rows = [describe_entry(entry) for entry in entries]
         c = colors()
         highlight = QBrush(QColor(c.summary_bg))
         bold = QFont(self.font())
@@ -135,7 +98,7 @@ class ModelViewPanel(QWidget):
                 [str(number), row["role"], row["kind"], format_tokens(row["tokens"]), row["preview"]]
             )
             entry.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            entry.setToolTip(4, row["preview"])
+            entry.setToolTip(4, row["text"][:4000])
             if row["summary"]:
                 for column in range(5):
                     entry.setBackground(column, highlight)
@@ -144,7 +107,7 @@ class ModelViewPanel(QWidget):
             self.tree.addTopLevelItem(entry)
         estimate = sum(r["tokens"] for r in self.rows)
         summaries_in = sum(1 for r in self.rows if r["summary"])
-        text = f"{len(self.rows)} items · ≈{format_tokens(estimate)} tokens (estimate)"
+        text = f"{len(self.rows)} items · {format_tokens(estimate)} tokens of history"
         if token_total is not None:
             text += f" · next request {'≈' if approximate else ''}{format_tokens(token_total)}"
         if summaries_in:

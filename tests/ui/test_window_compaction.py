@@ -276,6 +276,8 @@ def test_model_view_shows_the_rewritten_history_with_the_summary_highlighted(
     assert len(summaries) == 1 and summaries[0]["kind"] == "summary"
     assert rows[-1]["summary"]  # the summary is the last item
     assert all(r["tokens"] > 0 for r in rows)
+    # Counted by the core, with the gauge's counter, not guessed by the window.
+    assert [r["tokens"] for r in rows] == [e.tokens for e in window.session.context_view()]
     assert "1 summary message" in window.model_view.totals.text()
     last = window.session.history()[-1]
     assert message_text(last).startswith(summary_prefix())
