@@ -193,6 +193,8 @@ class ContextCompacted(_Event):
     # ``tokens_after``, not of the compacted history.
     incoming_tokens: int = 0
     freed_share: float = 0.0  # (before - after) / before
+    # It freed less than a fifth of the context: shown as a warning, never as a success.
+    freed_little: bool = False
     # The model's summary was a fragment even after a retry with more room; with
     # ``kept_previous_summary`` the earlier summary was kept beside it.
     summary_cut_short: bool = False

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import html
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from .format import STRATEGY_TEXT, TRIGGER_TEXT, format_duration, format_tokens
+from .format import (
+    REMOTE_FORM_TEXT,
+    STRATEGY_TEXT,
+    TRIGGER_TEXT,
+    format_duration,
+    format_tokens,
+)
 from .icons import icon
 from .row_models import RowHost, TranscriptRow, text_lines
 from .row_widgets import RowWidget, muted_label
@@ -35,8 +41,8 @@ class CompactionRow(TranscriptRow):
     (expandable), and Undo while the core still allows it."""
 
     __slots__ = (
-        "automatic", "dimmed", "expanded", "figures", "figures_tip", "info", "item_id",
-        "started", "state", "strategy", "summary", "title", "undoable",
+        "automatic", "dimmed", "expanded", "figures", "figures_tip", "freed_little", "info",
+        "item_id", "started", "state", "strategy", "summary", "title", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -45,6 +51,7 @@ class CompactionRow(TranscriptRow):
         self.state = "running"  # running | done | undone | stopped
         self.automatic = automatic
         self.undoable = False
+        self.freed_little = False
         self.summary = ""
         self.strategy = ""
         self.started = time.monotonic()
@@ -80,6 +87,13 @@ class CompactionRow(TranscriptRow):
         style: str = "handoff",
         undoable: bool = False,
         undone: bool = False,
+        remote_form: str | None = None,
+        freed_share: float | None = None,
+        freed_little: bool = False,
+        summary_cut_short: bool = False,
+        kept_previous_summary: bool = False,
+        pruned_outputs: int = 0,
+        shrunk: dict[str, Any] | None = None,
     ) -> None:
         """Fill in the figures of a finished compaction."""
         self.state = "done"
@@ -88,10 +102,17 @@ class CompactionRow(TranscriptRow):
         self.automatic = trigger != "manual"
         trigger_text = TRIGGER_TEXT.get(trigger, trigger)
         strategy_text = STRATEGY_TEXT.get(strategy, strategy)
+        if strategy == "remote" and remote_form in REMOTE_FORM_TEXT:
+            strategy_text = REMOTE_FORM_TEXT[remote_form]
         self.title = f"Context compacted · {trigger_text} · {strategy_text}"
+        freed = ""
+        if freed_share is not None and tokens_before > 0:
+            percent = round(freed_share * 100)
+            freed = f" ({'−' if percent >= 0 else '+'}{abs(percent)} %)"
+        self.freed_little = freed_little
         self.figures = (
-            f"{format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens · "
-            f"{format_duration(duration_ms)}"
+            f"{format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens{freed}"
+            f"{' · freed little' if freed_little else ''} · {format_duration(duration_ms)}"
         )
         self.figures_tip = (
             f"{tokens_before:,} tokens before, {tokens_after:,} after, "
@@ -106,6 +127,17 @@ class CompactionRow(TranscriptRow):
             info.append(kept)
         if trimmed_items:
             info.append(f"{trimmed_items} older item(s) trimmed to fit the compaction request")
+        if pruned_outputs:
+            noun = "output" if pruned_outputs == 1 else "outputs"
+            info.append(f"{pruned_outputs} old tool {noun} replaced by a stub")
+        if summary_cut_short:
+            info.append(
+                "summary cut short: the earlier summary was kept beside it"
+                if kept_previous_summary
+                else "summary cut short"
+            )
+        if shrunk:
+            info.append("shortened to leave half the limit free")
         if style == "checkpoint":
             info.append("checkpoint summary")
         if focus:
@@ -207,7 +239,8 @@ class CompactionRowWidget(RowWidget):
         header.addWidget(self._icon)
         self.title_label = QLabel()
         self.title_label.setTextFormat(Qt.TextFormat.RichText)
-        header.addWidget(self.title_label)
+        self.title_label.setWordWrap(True)  # a long title wraps instead of being cut
+        header.addWidget(self.title_label, 1)
         header.addWidget(self.context_tag)
         header.addStretch(1)
         self.summary_button = tool_button(
@@ -254,9 +287,15 @@ class CompactionRowWidget(RowWidget):
         self.title_label.setText(f"<b>{html.escape(row.title)}</b>")
         self.figures_label.setText(row.figures)
         self.figures_label.setToolTip(row.figures_tip)
+        # Little freed is a warning, in its colour; never a success.
+        tone = colors().warning if row.freed_little and row.state == "done" else ""
+        self.figures_label.setStyleSheet(f"color: {tone};" if tone else "")
         self.info_label.setText(row.info)
         self.info_label.setVisible(bool(row.info))
-        self.summary_button.setVisible(row.state in ("done", "undone"))
+        # A prune has no summary to show; its info line says what it did.
+        self.summary_button.setVisible(
+            row.state in ("done", "undone") and row.strategy != "prune"
+        )
         self.undo_button.setVisible(row.undoable)
         expanded = row.expanded
         if expanded and self._summary_shown != row.summary:

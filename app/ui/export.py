@@ -14,7 +14,13 @@ from typing import Any
 
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
-from .format import STRATEGY_TEXT, TRIGGER_TEXT, format_duration, format_tokens
+from .format import (
+    REMOTE_FORM_TEXT,
+    STRATEGY_TEXT,
+    TRIGGER_TEXT,
+    format_duration,
+    format_tokens,
+)
 
 EXPORT_FORMAT = "coco-session-export"
 EXPORT_VERSION = 1
@@ -105,6 +111,8 @@ def _item_markdown(item: Mapping[str, Any], interrupted: bool) -> str | None:
 def _compaction_markdown(entry: Entry) -> str:
     trigger = TRIGGER_TEXT.get(str(entry.get("trigger")), str(entry.get("trigger", "")))
     strategy = STRATEGY_TEXT.get(str(entry.get("strategy")), str(entry.get("strategy", "")))
+    if entry.get("strategy") == "remote" and entry.get("remote_form") in REMOTE_FORM_TEXT:
+        strategy = REMOTE_FORM_TEXT[str(entry["remote_form"])]
     before = format_tokens(int(entry.get("tokens_before") or 0))
     after = format_tokens(int(entry.get("tokens_after") or 0))
     duration = format_duration(int(entry.get("duration_ms") or 0))

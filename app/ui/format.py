@@ -16,13 +16,20 @@ TRIGGER_TEXT = {
     "manual": "manual",
     "auto": "automatic",
     "overflow": "automatic (context overflow)",
-    "server": "automatic (by the server)",
+    "server": "by the server",
 }
 
 STRATEGY_TEXT = {
     "local": "local summary",
-    "remote": "remote (server-side)",
+    "remote": "remote",
     "remote_then_local": "remote failed → local summary",
+    "prune": "old tool outputs removed",
+}
+# Which remote form ran (the core's ``remote_form``).
+REMOTE_FORM_TEXT = {
+    "trigger": "remote (compaction trigger)",
+    "standalone": "remote (/responses/compact)",
+    "server": "inside the turn",
 }
 
 

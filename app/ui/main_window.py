@@ -424,7 +424,9 @@ class MainWindow(QMainWindow):
         if "stage" in changes and state.compacting:
             self.indicator.set_stage(state.stage, state.trimmed, state.stage_message)
         if kind == "context_compacted":
-            self.indicator.finish_compaction(event.tokens_before, event.tokens_after)
+            self.indicator.finish_compaction(
+                event.tokens_before, event.tokens_after, event.freed_little
+            )
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if kind in ("turn_complete", "context_compacted", "compaction_undone",

@@ -160,15 +160,19 @@ class StatusIndicator(QWidget):
             text = f"{'Auto-compacting · ' if self._automatic else ''}{self._stage_message}"
         self.label.setText(text)
 
-    def finish_compaction(self, tokens_before: int, tokens_after: int) -> None:
-        """Show ``Context compacted 182k → 21k tokens`` for a while, then the gauge."""
+    def finish_compaction(
+        self, tokens_before: int, tokens_after: int, freed_little: bool = False
+    ) -> None:
+        """Show ``Context compacted 182k → 21k tokens`` for a while, then the gauge; in the
+        warning colour when the core says it freed little."""
         self._tick.stop()
         self.mode = "compacted"
         self.spinner.stop()
         self.stop_button.hide()
         self.bar.hide()
         self.label.setText(compacted_text(tokens_before, tokens_after))
-        self.label.setStyleSheet(f"color: {colors().ok};")
+        tone = colors().warning if freed_little else colors().ok
+        self.label.setStyleSheet(f"color: {tone};")
         self._after.start(AFTER_MESSAGE_MS)
 
     def end_compaction(self) -> None:

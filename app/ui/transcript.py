@@ -209,11 +209,17 @@ class TranscriptView(VirtualRowArea):
             row = self.add_tool_call(call_id, "tool", "")
         row.set_output(output)
 
-    def begin_compaction(self, item_id: str, automatic: bool) -> CompactionRow:
+    def begin_compaction(
+        self, item_id: str, automatic: bool, before: TranscriptRow | None = None
+    ) -> CompactionRow:
+        """The marker row of a compaction, at the end (or just above ``before``)."""
         row = self._compactions.get(item_id)
         if row is None:
             row = CompactionRow(self, item_id, automatic)
-            self._add(row)
+            if before is not None and before in self.rows:
+                self.insert_rows(before.index, [row])
+            else:
+                self._add(row)
             self._compactions[item_id] = row
         return row
 
@@ -328,7 +334,11 @@ class TranscriptView(VirtualRowArea):
     def _on_item_started(self, event: p.ItemStarted) -> None:
         item = event.item
         if item.kind == "context_compaction":
-            self.begin_compaction(item.id, item.data.get("trigger", "manual") != "manual")
+            trigger = item.data.get("trigger", "manual")
+            # The server compacts inside a response whose answer was already streaming: the
+            # marker goes above that answer, where the rollout (and a reopened session) has it.
+            before = self._streaming if trigger == "server" else None
+            self.begin_compaction(item.id, trigger != "manual", before)
         elif item.kind == "user_message":
             self.add_message("user", _data_text(item.data), item.id)
         elif item.kind == "agent_message":
@@ -395,6 +405,13 @@ class TranscriptView(VirtualRowArea):
             style=event.style,
             undoable=event.undoable,
             in_view=event.in_view,
+            remote_form=event.remote_form,
+            freed_share=event.freed_share,
+            freed_little=event.freed_little,
+            summary_cut_short=event.summary_cut_short,
+            kept_previous_summary=event.kept_previous_summary,
+            pruned_outputs=event.pruned_outputs,
+            shrunk=event.shrunk,
         )
 
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
@@ -460,7 +477,9 @@ class TranscriptView(VirtualRowArea):
                     for key in (
                         "trigger", "strategy", "tokens_before", "tokens_after", "duration_ms",
                         "summary", "kept_user_messages", "kept_truncated", "trimmed_items",
-                        "focus", "style", "undoable",
+                        "focus", "style", "undoable", "remote_form", "freed_share",
+                        "freed_little", "summary_cut_short", "kept_previous_summary",
+                        "pruned_outputs", "shrunk",
                     )
                     if key in entry and entry[key] is not None
                 }

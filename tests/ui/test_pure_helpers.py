@@ -116,8 +116,7 @@ def test_markdown_export_covers_messages_tools_and_markers() -> None:
     assert "_(interrupted)_" in text
     assert "**Tool call** `read_file`" in text and '"path": "a.txt"' in text
     assert "````\nhas ``` inside\n````" in text  # fence longer than the content's backticks
-    assert "**Context compacted** (manual, remote (server-side)): 182k → 21k tokens in 2.1 s." \
-        in text
+    assert "**Context compacted** (manual, remote): 182k → 21k tokens in 2.1 s." in text
     assert "Focus: names" in text and "_Summary held by the server._" in text
     assert "> **Warning:** Heads up" in text
 

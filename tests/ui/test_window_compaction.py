@@ -320,3 +320,37 @@ def test_indicator_names_each_compaction_stage(
     assert window.indicator.mode == "gauge"
     assert window.transcript.compaction_rows()[0].state == "stopped"
     assert window.compact_action.isEnabled()
+
+
+def test_a_marker_names_the_remote_form_that_ran(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window(settings={"remote_compaction": True})
+    chat(qtbot, window, server, "hello there", "hi")
+    server.enqueue(Reply(compaction="ENC"))
+    type_and_send(qtbot, window, "/compact")
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    assert "remote (compaction trigger)" in marker.title_label.text()
+    # A two-message chat gains nothing from compacting: the figures say so, not in green.
+    assert marker.freed_little and "freed little" in marker.figures_label.text()
+    assert window.indicator.label.styleSheet() != ""  # coloured, as a warning
+
+
+def test_the_servers_compaction_sits_above_the_answer_it_came_with(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(
+        settings={"remote_compaction": True, "server_side_compaction": True,
+                  "context_window": 4096}
+    )
+    chat(qtbot, window, server, "hello there", "hi")
+    chat(qtbot, window, server, "and more", "the answer", compaction="ENC")
+    marker = window.transcript.compaction_rows()[0]
+    rows = window.transcript.rows
+    answer = window.transcript.message_rows("assistant")[-1]
+    assert answer.text == "the answer"
+    assert rows.index(marker) < rows.index(answer) and answer.in_context
+    assert "by the server" in marker.title_label.text()
+    assert not any(r.in_context for r in rows[: rows.index(marker)])
+    # As a reopened session draws it: the marker before the answer.
+    kinds = [e["kind"] for e in window.session.transcript()]
+    assert kinds.index("compaction") < len(kinds) - 1

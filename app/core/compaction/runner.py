@@ -597,6 +597,7 @@ class Compactor:
             "target": budget.target,
             "incoming_tokens": incoming,
             "freed_share": round(freed_share, 4),
+            "freed_little": tokens_before > 0 and freed_share < LITTLE_FREED_SHARE,
             "summary_cut_short": result.cut_short,
             "kept_previous_summary": result.kept_previous_summary,
             "pruned_outputs": result.pruned_outputs,
