@@ -128,6 +128,23 @@ def retry_text(message: str, attempt: int, max_attempts: int) -> str:
     return message if count in message else f"{message} ({count})"
 
 
+def retry_detail(
+    text: str, reason: str, wait_seconds: float | None, requested_seconds: float | None
+) -> str:
+    """The reconnect line with why the core retries and how long it waits, in its words:
+    ``Reconnecting... 2/5 · the server is rate limiting requests · next try in 60 s (the
+    server asked for 3600 s)``."""
+    parts = [text]
+    if reason:
+        parts.append(reason)
+    if wait_seconds is not None and wait_seconds >= 1:
+        wait = f"next try in {wait_seconds:.0f} s"
+        if requested_seconds is not None and requested_seconds > wait_seconds + 0.5:
+            wait += f" (the server asked for {requested_seconds:.0f} s)"
+        parts.append(wait)
+    return " · ".join(parts)
+
+
 def compacted_text(tokens_before: int, tokens_after: int) -> str:
     """``Context compacted 182k → 21k tokens``."""
     return f"Context compacted {format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens"

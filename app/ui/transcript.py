@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
-from .format import STAGE_TEXT, retry_text
+from .format import STAGE_TEXT, retry_detail, retry_text
 from .long_text import SEGMENT_CHARS, display_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
@@ -435,8 +435,13 @@ class TranscriptView(VirtualRowArea):
 
     def _on_stream_error(self, event: p.StreamError) -> None:
         self._discard_partial()
-        # One line per turn that updates in place: "Reconnecting... 2/5".
-        text = retry_text(event.message, event.attempt, event.max_attempts)
+        # One line per turn that updates in place: "Reconnecting... 2/5 · why · how long".
+        text = retry_detail(
+            retry_text(event.message, event.attempt, event.max_attempts),
+            event.reason,
+            event.wait_seconds,
+            event.requested_seconds,
+        )
         if self._reconnect is not None and self._reconnect in self.rows:
             self._reconnect.set_message(text)
         else:

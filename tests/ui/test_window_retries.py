@@ -37,7 +37,20 @@ def test_a_retried_compaction_shows_the_attempt_count_once(
     assert retrying == ["Reconnecting... 1/5"]
     assert window.transcript.compaction_rows()[0].state == "done"
     notices = [row.message for row in window.transcript.notice_rows("stream_error")]
-    assert notices == ["Reconnecting... 1/5"]
+    # The transcript's line also says why, in the core's words.
+    assert notices == ["Reconnecting... 1/5 · the server had an error (HTTP 500)"]
+
+
+def test_a_long_server_wait_is_capped_and_said(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window(overrides={"max_retries": 1})
+    server.enqueue(Fault.status(429, "slow down", retry_after=1.5))
+    server.enqueue(Reply(text="answer"))
+    type_and_send(qtbot, window, "question")
+    wait_idle(qtbot, window)
+    notices = [row.message for row in window.transcript.notice_rows("stream_error")]
+    assert notices == [
+        "Reconnecting... 1/1 · the server is rate limiting requests · next try in 2 s"
+    ]
 
 
 @pytest.fixture
