@@ -284,7 +284,7 @@ class Compactor:
                 )
             else:
                 try:
-                    return await self._remote(turn_id, history, counts, budget, context)
+                    return await self._remote(turn_id, history, budget, context)
                 except ProviderError as error:
                     if not config.remote_fallback_to_local:
                         raise ProviderError(
@@ -329,7 +329,6 @@ class Compactor:
         self,
         turn_id: str,
         history: list[Item],
-        counts: list[int],
         budget: CompactionBudget,
         context: list[Item],
     ) -> _Result:
@@ -347,7 +346,7 @@ class Compactor:
             )
             try:
                 if form == "trigger":
-                    return await self._remote_trigger(turn_id, history, counts, budget, context)
+                    return await self._remote_trigger(turn_id, history, budget, context)
                 return await self._remote_standalone(turn_id, history, budget, context)
             except ProviderError as error:
                 failure = error
@@ -370,7 +369,6 @@ class Compactor:
         self,
         turn_id: str,
         history: list[Item],
-        counts: list[int],
         budget: CompactionBudget,
         context: list[Item],
     ) -> _Result:
