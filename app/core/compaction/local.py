@@ -21,7 +21,7 @@ from ..items import Item, item_type, last_assistant_text, user_message
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice, sample
 from .budget import CompactionBudget, is_fragment, request_room
-from .fit import fit_items
+from .fit import Fitted, fit_items
 from .prompts import is_summary_message
 
 # Sent to the offline demo model only (CoreConfig.demo_hints): it tells a compaction request
@@ -67,171 +67,135 @@ def drop_oldest(items: list[Item]) -> int:
     return removed
 
 
-async def summarise_locally(
-    provider: ModelProvider,
-    *,
-    model: str,
-    instructions: str,
-    history: list[Item],
-    item_tokens: list[int],
-    prompt: str,
-    prompt_cache_key: str,
-    budget: CompactionBudget,
-    counter: Counter,
-    reasoning: bool,
-    max_retries: int,
-    base_delay: float,
-    on_retry: RetryNotice,
-    on_trim: Callable[[int], None],
-    on_delta: Callable[[str, str], None] | None = None,
-    extra_headers: dict[str, str] | None = None,
-) -> LocalSummary:
-    """Summarise ``history`` (with ``item_tokens``, its per-item counts) within ``budget``."""
-    output_limit = budget.summary
-    prompt_cost = counter.count(prompt) + counter.count(instructions) + 8
-    best: LocalSummary | None = None
-    for attempt in range(2):  # the second attempt gets more room for the answer
-        result = await _summarise_once(
-            provider,
-            model=model,
-            instructions=instructions,
-            history=history,
-            item_tokens=item_tokens,
-            prompt=prompt,
-            prompt_cost=prompt_cost,
-            prompt_cache_key=prompt_cache_key,
-            budget=budget,
-            counter=counter,
-            output_limit=output_limit,
-            reasoning=reasoning,
-            max_retries=max_retries,
-            base_delay=base_delay,
-            on_retry=on_retry,
-            on_trim=on_trim,
-            on_delta=on_delta,
-            extra_headers=extra_headers,
-        )
-        if not result.cut_short:
-            return result
-        if best is None or counter.count(result.summary) > counter.count(best.summary):
-            best = result
-        if attempt == 0 and output_limit is not None:
-            output_limit = _more_room(budget, output_limit, prompt_cost)
-    assert best is not None
-    return best
+@dataclass(frozen=True)
+class LocalCompaction:
+    """One local compaction request to make: the history with its per-item counts, the
+    prompt, the budget, and how to reach and report (``summarise`` runs it)."""
 
+    provider: ModelProvider
+    model: str
+    instructions: str
+    history: list[Item]
+    item_tokens: list[int]
+    prompt: str
+    prompt_cache_key: str
+    budget: CompactionBudget
+    counter: Counter
+    reasoning: bool
+    max_retries: int
+    base_delay: float
+    on_retry: RetryNotice
+    on_trim: Callable[[int], None]
+    on_delta: Callable[[str, str], None] | None = None
+    extra_headers: dict[str, str] | None = None
 
-def _more_room(budget: CompactionBudget, output_limit: int, prompt_cost: int) -> int:
-    """The retry's output limit: twice the first, as far as the window allows."""
-    room = request_room(budget, 0)
-    if room is None:
-        return output_limit * 2
-    return max(output_limit, min(output_limit * 2, room - prompt_cost))
+    @property
+    def prompt_cost(self) -> int:
+        return self.counter.count(self.prompt) + self.counter.count(self.instructions) + 8
 
+    async def summarise(self) -> LocalSummary:
+        """The summary within the budget; a fragment is retried once with more room, and the
+        longer of the two is returned (``cut_short`` says whether it still is one)."""
+        output_limit = self.budget.summary
+        best: LocalSummary | None = None
+        for attempt in range(2):
+            result = await self._once(output_limit)
+            if not result.cut_short:
+                return result
+            if best is None or self.counter.count(result.summary) > self.counter.count(
+                best.summary
+            ):
+                best = result
+            if attempt == 0 and output_limit is not None:
+                output_limit = self._more_room(output_limit)
+        assert best is not None
+        return best
 
-async def _summarise_once(
-    provider: ModelProvider,
-    *,
-    model: str,
-    instructions: str,
-    history: list[Item],
-    item_tokens: list[int],
-    prompt: str,
-    prompt_cost: int,
-    prompt_cache_key: str,
-    budget: CompactionBudget,
-    counter: Counter,
-    output_limit: int | None,
-    reasoning: bool,
-    max_retries: int,
-    base_delay: float,
-    on_retry: RetryNotice,
-    on_trim: Callable[[int], None],
-    on_delta: Callable[[str, str], None] | None,
-    extra_headers: dict[str, str] | None,
-) -> LocalSummary:
-    # Reasoning models spend part of the output limit thinking: give them that much again.
-    wire_limit = output_limit * 2 if (output_limit is not None and reasoning) else output_limit
-    room = request_room(budget, wire_limit)
-    items = list(history)
-    trimmed = truncated = 0
-    refits = 0
-    if room is not None:
-        fitted = fit_items(
+    def _more_room(self, output_limit: int) -> int:
+        """The retry's output limit: twice the first, as far as the window allows."""
+        room = request_room(self.budget, 0)
+        if room is None:
+            return output_limit * 2
+        return max(output_limit, min(output_limit * 2, room - self.prompt_cost))
+
+    def _fit(self, items: list[Item], counts: list[int], room: int) -> Fitted:
+        return fit_items(
             items,
-            item_tokens,
-            max(0, room - prompt_cost),
+            counts,
+            max(0, room - self.prompt_cost),
             protect=_protected,
-            count=counter.count,
-            count_item=counter.count_item,
+            count=self.counter.count,
+            count_item=self.counter.count_item,
         )
-        items, trimmed, truncated = fitted.items, fitted.dropped, fitted.truncated
-        if trimmed or truncated:
-            on_trim(trimmed + truncated)
-    while True:
-        request = ModelRequest(
-            model=model,
-            instructions=instructions,
-            input=[*items, user_message(prompt)],
-            tools=[],
-            prompt_cache_key=prompt_cache_key,
-            max_output_tokens=wire_limit,
-            send_empty_tools=True,  # as Codex 0.169.0: "tools": [], "tool_choice": "auto"
+
+    async def _once(self, output_limit: int | None) -> LocalSummary:
+        # Reasoning models spend part of the output limit thinking: give them that much again.
+        wire_limit = (
+            output_limit * 2 if (output_limit is not None and self.reasoning) else output_limit
         )
-        try:
-            attempt = await sample(
-                provider,
-                request,
-                max_retries=max_retries,
-                base_delay=base_delay,
-                on_retry=on_retry,
-                on_delta=on_delta,
-                extra_headers=extra_headers,
+        room = request_room(self.budget, wire_limit)
+        items = list(self.history)
+        trimmed = truncated = refits = 0
+        if room is not None:
+            fitted = self._fit(items, self.item_tokens, room)
+            items, trimmed, truncated = fitted.items, fitted.dropped, fitted.truncated
+            if trimmed or truncated:
+                self.on_trim(trimmed + truncated)
+        while True:
+            request = ModelRequest(
+                model=self.model,
+                instructions=self.instructions,
+                input=[*items, user_message(self.prompt)],
+                tools=[],
+                prompt_cache_key=self.prompt_cache_key,
+                max_output_tokens=wire_limit,
+                send_empty_tools=True,  # as Codex 0.169.0: "tools": [], "tool_choice": "auto"
             )
-        except ProviderError as error:
-            if error.category != "context_overflow":
-                raise
-            if room is None:
-                # Unknown window: Codex's rule, drop the oldest item and try again.
-                if len(items) <= 1:
+            try:
+                attempt = await sample(
+                    self.provider,
+                    request,
+                    max_retries=self.max_retries,
+                    base_delay=self.base_delay,
+                    on_retry=self.on_retry,
+                    on_delta=self.on_delta,
+                    extra_headers=self.extra_headers,
+                )
+            except ProviderError as error:
+                if error.category != "context_overflow":
+                    raise
+                if room is None:
+                    # Unknown window: Codex's rule, drop the oldest item and try again.
+                    if len(items) <= 1:
+                        raise ContextTooLarge(error.message) from error
+                    trimmed += drop_oldest(items)
+                    self.on_trim(trimmed)
+                    continue
+                refits += 1
+                if refits > MAX_REFITS or not items:
                     raise ContextTooLarge(error.message) from error
-                trimmed += drop_oldest(items)
-                on_trim(trimmed)
+                room = int(room * OVERFLOW_REFIT_SHARE)
+                fitted = self._fit(items, [self.counter.count_item(i) for i in items], room)
+                items = fitted.items
+                trimmed += fitted.dropped
+                truncated += fitted.truncated
+                if not (fitted.dropped or fitted.truncated):
+                    # Coco's count says it fits, the server says not: the oldest item goes.
+                    if len(items) <= 1:
+                        raise ContextTooLarge(error.message) from error
+                    trimmed += drop_oldest(items)
+                self.on_trim(trimmed + truncated)
                 continue
-            refits += 1
-            if refits > MAX_REFITS or not items:
-                raise ContextTooLarge(error.message) from error
-            room = int(room * OVERFLOW_REFIT_SHARE)
-            counts = [counter.count_item(item) for item in items]
-            fitted = fit_items(
-                items,
-                counts,
-                max(0, room - prompt_cost),
-                protect=_protected,
-                count=counter.count,
-                count_item=counter.count_item,
+            summary = (last_assistant_text(attempt.items) or "").strip()
+            tokens = self.counter.count(summary) if summary else 0
+            return LocalSummary(
+                summary=summary,
+                usage=attempt.usage,
+                trimmed=trimmed,
+                truncated=truncated,
+                cut_short=is_fragment(tokens, output_limit, attempt.stop_reason == "length"),
+                output_limit=output_limit,
             )
-            items = fitted.items
-            trimmed += fitted.dropped
-            truncated += fitted.truncated
-            if not (fitted.dropped or fitted.truncated):
-                # Coco's count says it fits, the server says not: the oldest item goes.
-                if len(items) <= 1:
-                    raise ContextTooLarge(error.message) from error
-                trimmed += drop_oldest(items)
-            on_trim(trimmed + truncated)
-            continue
-        summary = (last_assistant_text(attempt.items) or "").strip()
-        tokens = counter.count(summary) if summary else 0
-        cut = is_fragment(tokens, output_limit, attempt.stop_reason == "length")
-        return LocalSummary(
-            summary=summary,
-            usage=attempt.usage,
-            trimmed=trimmed,
-            truncated=truncated,
-            cut_short=cut,
-            output_limit=output_limit,
-        )
 
 
 def _protected(item: Item) -> bool:

@@ -31,7 +31,7 @@ from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
 from .fit import fit_items
-from .local import COMPACTION_HEADERS, ContextTooLarge, summarise_locally
+from .local import COMPACTION_HEADERS, ContextTooLarge, LocalCompaction
 from .policy import auto_compact_limit, context_window
 from .prompts import build_prompt, is_summary_message, summary_prefix, summary_text
 from .prune import prune_tool_outputs
@@ -463,8 +463,8 @@ class Compactor:
         self._emit(
             p.CompactionProgress(turn_id=turn_id, stage="local", message="Summarising locally…")
         )
-        local = await summarise_locally(
-            self._provider(),
+        local = await LocalCompaction(
+            provider=self._provider(),
             model=model or config.compaction_model or config.model,
             instructions=config.instructions,
             history=history,
@@ -489,7 +489,7 @@ class Compactor:
                     trimmed=n,
                 )
             ),
-        )
+        ).summarise()
         summary = local.summary
         kept_previous = False
         if local.cut_short:
