@@ -43,6 +43,7 @@ from .items import (
 )
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.factory import make_provider
+from .replay import replay_events, user_texts_in_view
 from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
 from .secrets import redact_url
@@ -183,6 +184,11 @@ class Session:
             if entry["kind"] == "compaction":
                 entry["undoable"] = entry.get("item_id") == undo_id
         return entries
+
+    def replay_events(self) -> list[p.Event]:
+        """The events that draw this conversation as it was drawn live (resume is a replay):
+        a front end feeds them to the handler it uses for live events."""
+        return replay_events(self.transcript(), self._compactor.undo.item_id)
 
     def context_view(self) -> list[p.ContextEntry]:
         """What the model will see next, item by item, with the gauge's own counts."""
@@ -540,7 +546,9 @@ class Session:
                     compactor.undo.offer(str(payload.get("item_id", "")), snapshot)
                 else:  # written by an older version: automatic compactions were final
                     compactor.undo.turn_started()
-                self._transcript.add_compaction(_marker_from(payload))
+                self._transcript.add_compaction(
+                    _marker_from(payload), user_texts_in_view(self._history.raw_items())
+                )
             elif kind == "compaction_undone":
                 usage = None
                 self._restore_before_compaction()

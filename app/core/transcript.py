@@ -42,8 +42,12 @@ class Transcript:
             if self.first_user_text is None and item.get("role") == "user":
                 self.first_user_text = message_text(item)
 
-    def add_compaction(self, marker: dict[str, Any]) -> None:
-        self._entries.append({"kind": "compaction", "undone": False, **marker})
+    def add_compaction(self, marker: dict[str, Any], in_view: list[str] | None = None) -> None:
+        """A compaction marker; ``in_view``: the user messages the compacted history still
+        holds verbatim (their rows above the marker stay in the model's view)."""
+        self._entries.append(
+            {"kind": "compaction", "undone": False, **marker, "in_view": list(in_view or [])}
+        )
 
     def add_note(self, kind: str, message: str) -> None:
         self._entries.append({"kind": kind, "message": message})

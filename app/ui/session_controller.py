@@ -55,7 +55,7 @@ class SessionController(QObject):
 
     event_received = Signal(object)  # every core event, after the state has taken it in
     session_changing = Signal()  # the shown session is about to be replaced: clear the view
-    session_resumed = Signal(object)  # entries of a reopened session (``session.transcript()``)
+    session_resumed = Signal(object)  # a reopened session's events (``session.replay_events()``)
     session_opened = Signal(str)  # the new session is open and its events flow
     config_applied = Signal(object)  # the CoreConfig now in use (model label, demo banner)
     submitted = Signal()  # a message or a compaction was sent: follow the transcript's end
@@ -70,7 +70,6 @@ class SessionController(QObject):
         self.session: Session | None = None
         self.bridge: SessionBridge | None = None  # one per open session
         self.state = ActivityState()
-        self.summaries: list[str] = []  # summary texts, oldest first (for the Model view)
         # The compaction Undo would undo now, as the core last said (UndoAvailable).
         self.undo_item_id: str | None = None
         self._awaiting_turn = False  # a message was sent; its turn has not started yet
@@ -88,7 +87,6 @@ class SessionController(QObject):
             memory.session_replaced()
         self.state = ActivityState()
         self._awaiting_turn = False
-        self.summaries = []
         self.undo_item_id = None
         try:
             config = self.context.core_config()
@@ -115,10 +113,7 @@ class SessionController(QObject):
         self.bridge.event_received.connect(self._on_event)
         self.bridge.failed.connect(self.problem)
         if session_id is not None and opened:
-            entries = session.transcript()
-            self.session_resumed.emit(entries)
-            self.summaries = [str(e.get("summary") or "") for e in entries
-                              if e.get("kind") == "compaction"]
+            self.session_resumed.emit(session.replay_events())
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)
@@ -164,8 +159,6 @@ class SessionController(QObject):
         kind = event.type
         if kind == "turn_started":
             self._awaiting_turn = False
-        elif kind == "context_compacted":
-            self.summaries.append(event.summary)
         elif kind == "undo_available":
             self.undo_item_id = event.item_id
         self.event_received.emit(event)

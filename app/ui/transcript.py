@@ -5,8 +5,8 @@ widgets (the view is a ``VirtualRowArea``), so a session of ten thousand message
 as a short one and costs little more memory than its text; a long message is shown in parts
 (``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
 frame, and only the open end of the Markdown is rendered again. The view follows the bottom
-unless the user scrolled up. It renders core events (``handle_event``) or a resumed
-session's ``session.transcript()`` (``load_entries``) and never touches the history itself.
+unless the user scrolled up. It renders core events (``handle_event``), live or replayed for a
+reopened session (``replay``), and never touches the history itself.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
-
-from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
@@ -67,9 +65,6 @@ def _data_text(data: Mapping[str, Any]) -> str:
         value = data.get(key)
         if isinstance(value, str):
             return value
-    item = data.get("item")
-    if isinstance(item, dict):
-        return message_text(item)
     return ""
 
 
@@ -350,7 +345,9 @@ class TranscriptView(VirtualRowArea):
         item = event.item
         data = item.data
         if item.kind == "user_message":
-            self.add_message("user", _data_text(data), item.id)
+            row = self.add_message("user", _data_text(data), item.id)
+            if data.get("not_sent"):
+                row.set_in_context(False)
         elif item.kind == "agent_message":
             text = _data_text(data)
             row = self._messages.get(item.id)
@@ -359,6 +356,8 @@ class TranscriptView(VirtualRowArea):
             elif text:
                 row.set_text(text)
             self._finish_item(row)
+            if data.get("interrupted"):
+                row.set_interrupted()
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
@@ -427,6 +426,13 @@ class TranscriptView(VirtualRowArea):
     def _on_background(self, event: p.Background) -> None:
         self.add_notice("background", event.message)
 
+    def _on_message_not_sent(self, event: p.MessageNotSent) -> None:
+        """The core took this message out of the model's view (or never sent it)."""
+        for row in reversed(self.message_rows("user")):
+            if row.text == event.text:
+                row.set_in_context(False)
+                break
+
     def _on_warning(self, event: p.Warning) -> None:
         self.add_notice("warning", event.message)
 
@@ -460,76 +466,15 @@ class TranscriptView(VirtualRowArea):
 
     # -- resume -----------------------------------------------------------------------------
 
-    def load_entries(self, entries: Iterable[Mapping[str, Any]]) -> None:
-        """Show a resumed session from ``session.transcript()`` entries: rows are created for
-        every entry, widgets (and Markdown rendering) only for those on screen."""
+    def replay(self, events: Iterable[Any]) -> None:
+        """Draw a reopened session from the core's replay of it (``session.replay_events()``),
+        through the handler live events go through: it looks as it did live. Rows are created
+        for every event, widgets (and Markdown rendering) only for those on screen."""
         self.clear()
         with self.hold():
-            self._load(entries)
+            for event in events:
+                self.handle_event(event)
         self.scroll_to_bottom()
-
-    def _load(self, entries: Iterable[Mapping[str, Any]]) -> None:
-        for entry in entries:
-            kind = entry.get("kind")
-            row: TranscriptRow | None = None
-            if kind == "item":
-                row = self._row_for_item(entry.get("item") or {}, bool(entry.get("interrupted")))
-            elif kind == "compaction":
-                item_id = str(entry.get("item_id", f"compaction-{len(self.rows)}"))
-                row = self.begin_compaction(item_id, entry.get("trigger") != "manual")
-                figures = {
-                    key: entry[key]
-                    for key in (
-                        "trigger", "strategy", "tokens_before", "tokens_after", "duration_ms",
-                        "summary", "kept_user_messages", "kept_truncated", "trimmed_items",
-                        "focus", "style", "undoable", "remote_form", "freed_share",
-                        "freed_little", "summary_cut_short", "kept_previous_summary",
-                        "pruned_outputs", "shrunk",
-                    )
-                    if key in entry and entry[key] is not None
-                }
-                for other in self._compactions.values():
-                    other.set_undoable(False)
-                assert isinstance(row, CompactionRow)
-                row.complete(**figures, undone=bool(entry.get("undone")))
-            elif kind in ("error", "warning", "background"):
-                row = self.add_notice(str(kind), str(entry.get("message", "")))
-            if row is not None and entry.get("in_context") is False:
-                row.set_in_context(False)
-        # The latest compaction's marker is the boundary itself, not history the model lost.
-        done = [r for r in self.compaction_rows() if r.state == "done"]
-        if done:
-            done[-1].set_in_context(True)
-
-    def _row_for_item(self, item: Mapping[str, Any], interrupted: bool) -> TranscriptRow | None:
-        data = item if isinstance(item, dict) else dict(item)
-        kind = item_type(data)
-        if kind == "message":
-            if is_injected_context(data) or data.get("role") not in ("user", "assistant"):
-                return None
-            row = self.add_message(str(data["role"]), message_text(data), str(data.get("id", "")))
-            if interrupted:
-                row.set_interrupted()
-            return row
-        if kind == "function_call":
-            return self.add_tool_call(
-                str(data.get("call_id", "")), str(data.get("name", "tool")),
-                str(data.get("arguments", "")),
-            )
-        if kind == "function_call_output":
-            output = data.get("output", "")
-            self.set_tool_output(
-                str(data.get("call_id", "")),
-                output if isinstance(output, str) else json.dumps(output),
-            )
-            return None
-        if kind == "reasoning":
-            summary = data.get("summary") or []
-            text = "".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
-            return self._add(ReasoningRow(self, text)) if text.strip() else None
-        if is_compaction_item(data):
-            return None
-        return None
 
     # -- palette ----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.core.replay import replay_events
 from app.ui.row_models import ToolRow
 from app.ui.row_widgets import RowWidget
 from app.ui.transcript import TranscriptView
@@ -67,7 +68,7 @@ def _assert_stacked(view: TranscriptView) -> None:
 
 
 def test_a_long_session_gets_widgets_only_for_the_rows_on_screen(view: TranscriptView) -> None:
-    view.load_entries(_entries(1500))
+    view.replay(replay_events(_entries(1500), None))
 
     assert len(view.rows) == 3000 + 60  # a row per message and per tool call
     assert _live_widgets(view) <= len(_shown(view)) + KEEP_WIDGETS < 60
@@ -84,7 +85,7 @@ def test_a_long_session_gets_widgets_only_for_the_rows_on_screen(view: Transcrip
 def test_scrolling_shows_the_rows_at_each_position_in_order(
     qtbot: Any, view: TranscriptView
 ) -> None:
-    view.load_entries(_entries(600))
+    view.replay(replay_events(_entries(600), None))
     bar = view.verticalScrollBar()
     for value in (0, bar.maximum() // 3, bar.maximum() // 2, 12345, 0):
         bar.setValue(value)
@@ -97,7 +98,7 @@ def test_scrolling_shows_the_rows_at_each_position_in_order(
 
 
 def test_the_first_row_on_screen_stays_put_when_a_row_above_grows(view: TranscriptView) -> None:
-    view.load_entries(_entries(400))
+    view.replay(replay_events(_entries(400), None))
     bar = view.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
     top = view.row_at_top()
@@ -117,7 +118,7 @@ def test_the_first_row_on_screen_stays_put_when_a_row_above_grows(view: Transcri
 def test_a_row_rebuilt_after_scrolling_away_shows_its_state_again(
     view: TranscriptView,
 ) -> None:
-    view.load_entries(_entries(400))
+    view.replay(replay_events(_entries(400), None))
     bar = view.verticalScrollBar()
     bar.setValue(0)
     tool = view.tool_rows()[0]
@@ -138,7 +139,7 @@ def test_a_row_rebuilt_after_scrolling_away_shows_its_state_again(
 
 
 def test_clearing_deletes_every_row_widget(qtbot: Any, view: TranscriptView) -> None:
-    view.load_entries(_entries(50))
+    view.replay(replay_events(_entries(50), None))
     assert _live_widgets(view) > 0
     view.clear()
     qtbot.waitUntil(lambda: not view.viewport().findChildren(RowWidget), timeout=2000)

@@ -20,12 +20,12 @@ from ..history import ContextHistory
 from ..items import (
     Item,
     is_compaction_item,
-    is_injected_context,
     is_message,
     message_text,
     new_id,
 )
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
+from ..replay import user_texts_in_view
 from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
@@ -58,6 +58,7 @@ REMOTE_STAGE_TEXT = {
     "trigger": "Compacting remotely (compaction trigger)…",
     "standalone": "Compacting remotely (/responses/compact)…",
 }
+
 
 @dataclass
 class _Result:
@@ -203,7 +204,9 @@ class Compactor:
             return False
         except ProviderError as error:
             prefix = "remote" if error.code == "remote_only" else "local"
-            self._fail(turn_id, f"Error running {prefix} compact task: {error.message}", "compaction")
+            self._fail(
+                turn_id, f"Error running {prefix} compact task: {error.message}", "compaction"
+            )
             return False
         if result is None:
             return False
@@ -273,14 +276,12 @@ class Compactor:
         remote_failure: ProviderError | None = None
         if self.remote_available():
             if focus and focus.strip():
-                self._emit(
-                    p.Background(
-                        turn_id=turn_id,
-                        message=(
-                            "A focus cannot be given to remote compaction: compacting locally "
-                            "so the summary follows it."
-                        ),
-                    )
+                self._say(
+                    turn_id,
+                    (
+                        "A focus cannot be given to remote compaction: compacting locally "
+                        "so the summary follows it."
+                    ),
                 )
             else:
                 try:
@@ -291,14 +292,12 @@ class Compactor:
                             error.category, error.message, code="remote_only"
                         ) from error
                     remote_failure = error
-                    self._emit(
-                        p.Background(
-                            turn_id=turn_id,
-                            message=(
-                                f"Remote compaction failed ({error.message}); "
-                                "compacting locally instead."
-                            ),
-                        )
+                    self._say(
+                        turn_id,
+                        (
+                            f"Remote compaction failed ({error.message}); "
+                            "compacting locally instead."
+                        ),
                     )
         result = await self._local(turn_id, history, counts, budget, context, focus, model)
         if remote_failure is not None:
@@ -353,15 +352,13 @@ class Compactor:
                 if is_unsupported(error, form):
                     self.capabilities.mark_unsupported(config.base_url, config.model, form)
                 if index + 1 < len(forms):
-                    self._emit(
-                        p.Background(
-                            turn_id=turn_id,
-                            message=(
-                                f"Remote compaction with {REMOTE_FORM_NAMES[form]} failed "
-                                f"({error.message}); trying "
-                                f"{REMOTE_FORM_NAMES[forms[index + 1]]}."
-                            ),
-                        )
+                    self._say(
+                        turn_id,
+                        (
+                            f"Remote compaction with {REMOTE_FORM_NAMES[form]} failed "
+                            f"({error.message}); trying "
+                            f"{REMOTE_FORM_NAMES[forms[index + 1]]}."
+                        ),
                     )
         raise failure or ProviderError("not_found", "the server offers no remote compaction")
 
@@ -435,7 +432,10 @@ class Compactor:
                 count_item=self._counter.count_item,
             )
             if fitted.dropped or fitted.truncated:
-                shrunk = {"dropped_messages": fitted.dropped, "truncated_messages": fitted.truncated}
+                shrunk = {
+                    "dropped_messages": fitted.dropped,
+                    "truncated_messages": fitted.truncated,
+                }
             items = fitted.items
         return _Result(
             strategy="remote",
@@ -568,7 +568,7 @@ class Compactor:
                 f"Trimmed {result.trimmed} older item(s) before compacting so the prompt fits the "
                 "model context window."
             )
-            self._emit(p.Background(turn_id=turn_id, message=message))
+            self._say(turn_id, message)
         previous = (self.compacted_version, self.post_compaction_usage)
         self._history.replace(new_items)
         self.compacted_version = self._history.version
@@ -617,7 +617,8 @@ class Compactor:
             self._history.restore(before)
             self.compacted_version, self.post_compaction_usage = previous
             raise
-        self._transcript.add_compaction(marker)
+        in_view = user_texts_in_view(new_items)
+        self._transcript.add_compaction(marker, in_view)
         self.undo.offer(item_id, before)
         self._emit_usage()  # after the record: resume restores usage from the token count
         self._emit(
@@ -630,13 +631,6 @@ class Compactor:
                 ),
             )
         )
-        in_view = [
-            message_text(item)
-            for item in new_items
-            if is_message(item, "user")
-            and not is_injected_context(item)
-            and not is_summary_message(item)
-        ]
         self._emit(p.ContextCompacted(**marker, undoable=True, in_view=in_view))
         self._emit(p.UndoAvailable(item_id=item_id))
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
@@ -667,6 +661,12 @@ class Compactor:
             self.warned = True
             texts.append(LOCAL_COMPACTION_WARNING)
         return [("warning", text) for text in texts]
+
+    def _say(self, turn_id: str, message: str) -> None:
+        """A background line about this compaction, kept in the transcript (it is shown again
+        when the session is reopened)."""
+        self._note("background", message)
+        self._emit(p.Background(turn_id=turn_id, message=message))
 
     def _fail(self, turn_id: str, message: str, kind: p.ErrorKind) -> None:
         self._note("error", message)

@@ -1,0 +1,134 @@
+"""Resume as a replay: a reopened session told as the events a live session emitted.
+
+A front end draws a reopened conversation through the same handler it draws a live one with,
+so both look the same (Codex's TUI replays a thread the same way). The events come from the
+transcript (``Transcript.entries``): items, compaction markers with what they left in view and
+whether they were undone, and the notes that were recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import protocol as p
+from .items import is_injected_context, is_message, item_type, message_text, new_id
+
+Entry = dict[str, Any]
+
+_MARKER_FIELDS = set(p.ContextCompacted.model_fields) - {"type", "undoable", "in_view"}
+
+
+def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Event]:
+    """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
+    compaction Undo would undo now."""
+    events: list[p.Event] = []
+    for entry in entries:
+        kind = entry.get("kind")
+        turn_id = str(entry.get("turn_id") or "")
+        if kind == "item":
+            event = _item_event(entry, turn_id)
+            if event is not None:
+                events.append(event)
+        elif kind == "compaction":
+            events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == "warning":
+            events.append(p.Warning(message=str(entry.get("message", ""))))
+        elif kind == "error":
+            events.append(p.Error(message=str(entry.get("message", "")), kind="internal"))
+        elif kind == "background":
+            events.append(p.Background(message=str(entry.get("message", ""))))
+    events.append(p.UndoAvailable(item_id=undo_item_id))
+    return events
+
+
+def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
+    item = entry.get("item") or {}
+    kind = item_type(item)
+    item_id = str(item.get("id") or new_id("item"))
+    if kind == "message":
+        role = item.get("role")
+        if is_injected_context(item) or role not in ("user", "assistant"):
+            return None
+        data: dict[str, Any] = {"text": message_text(item)}
+        if entry.get("interrupted"):
+            data["interrupted"] = True
+        if entry.get("not_sent"):
+            data["not_sent"] = True
+        turn_kind: Any = "user_message" if role == "user" else "agent_message"
+        return p.ItemCompleted(
+            turn_id=turn_id, item=p.TurnItem(id=item_id, kind=turn_kind, data=data)
+        )
+    if kind == "function_call":
+        return p.ItemCompleted(
+            turn_id=turn_id,
+            item=p.TurnItem(
+                id=item_id,
+                kind="function_call",
+                data={
+                    "name": item.get("name", ""),
+                    "arguments": item.get("arguments", ""),
+                    "call_id": item.get("call_id", ""),
+                },
+            ),
+        )
+    if kind == "function_call_output":
+        call_id = str(item.get("call_id", ""))
+        return p.ItemCompleted(
+            turn_id=turn_id,
+            item=p.TurnItem(
+                id=f"out_{call_id}",
+                kind="function_call_output",
+                data={"call_id": call_id, "output": item.get("output", "")},
+            ),
+        )
+    if kind == "reasoning":
+        summary = " ".join(
+            str(part.get("text", ""))
+            for part in item.get("summary") or []
+            if isinstance(part, dict)
+        )
+        if not summary.strip():
+            return None
+        return p.ItemCompleted(
+            turn_id=turn_id,
+            item=p.TurnItem(id=item_id, kind="reasoning", data={"summary": summary}),
+        )
+    return None  # compaction items and unknown ones are shown by their marker, or not at all
+
+
+def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> list[p.Event]:
+    item_id = str(entry.get("item_id") or new_id("cmp"))
+    trigger = entry.get("trigger") or "manual"
+    fields = {key: entry[key] for key in _MARKER_FIELDS if entry.get(key) is not None}
+    fields.update(item_id=item_id, turn_id=turn_id or str(entry.get("turn_id") or ""))
+    fields.setdefault("trigger", trigger)
+    fields.setdefault("strategy", "local")
+    for number in ("tokens_before", "tokens_after", "duration_ms"):
+        fields.setdefault(number, 0)
+    events: list[p.Event] = [
+        p.ItemStarted(
+            turn_id=fields["turn_id"],
+            item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": trigger}),
+        ),
+        p.ContextCompacted(
+            **fields,
+            undoable=item_id == undo_item_id,
+            in_view=list(entry.get("in_view") or []),
+        ),
+    ]
+    if entry.get("undone"):
+        events.append(p.CompactionUndone(item_id=item_id, tokens=int(fields["tokens_before"])))
+    return events
+
+
+def user_texts_in_view(items: list[dict[str, Any]]) -> list[str]:
+    """The user messages a history holds verbatim (a compaction marker's ``in_view``)."""
+    from .compaction.prompts import is_summary_message
+
+    return [
+        message_text(item)
+        for item in items
+        if is_message(item, "user")
+        and not is_injected_context(item)
+        and not is_summary_message(item)
+    ]
