@@ -8,10 +8,12 @@ import json
 import math
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx2
 import pytest
 
+from app.core.calibration import CalibrationStore
 from app.core.items import (
     assistant_message,
     developer_message,
@@ -460,3 +462,57 @@ async def test_cancel_closes_the_stream_promptly(server: ModelServer) -> None:
         assert time.monotonic() - started < 0.2
     finally:
         await provider.close()
+
+
+async def test_calibrated_estimate_keeps_a_smaller_tokenizer_from_looking_truncated(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    # A tokenizer that counts this text at 0.4 of Coco's estimate (2.5x apart): raw, the
+    # truncation check would fire; calibrated by an earlier report, it must not.
+    store = CalibrationStore(tmp_path / "calibration.json")
+    prov = ChatCompletionsProvider(server.url, KEY, calibration=store)
+    small = "漢字" * 400
+    big = "漢字" * 4000
+    try:
+        estimate = math.ceil(len(("be brief" + small).encode()) / 4)
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": int(estimate * 0.4), "output_tokens": 1}),
+            endpoint="chat",
+        )
+        await collect(prov, make_request(input=[user_message(small)]))
+        assert prov.calibration("local-model").ratio == pytest.approx(0.4, abs=0.01)
+        big_estimate = math.ceil(len(("be brief" + big).encode()) / 4)
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": int(big_estimate * 0.4), "output_tokens": 1}),
+            endpoint="chat",
+        )
+        events = await collect(prov, make_request(input=[user_message(big)]))
+        assert isinstance(events[-1], Completed)
+        # Real truncation (the count stuck far below even the calibrated figure) still fails.
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": 512, "output_tokens": 1}), endpoint="chat"
+        )
+        error = await failure(prov, make_request(input=[user_message(big)]))
+        assert error.category == "context_overflow"
+    finally:
+        await prov.close()
+    # What was learnt is kept for the next run.
+    assert CalibrationStore(store.path).get(server.url, "local-model", "bytes").samples == 2
+
+
+async def test_a_count_stuck_at_the_window_does_not_teach_the_calibration(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    store = CalibrationStore(tmp_path / "calibration.json")
+    prov = ChatCompletionsProvider(server.url, KEY, calibration=store)
+    try:
+        for repeat, reported in ((400, 2000), (800, 2030)):
+            server.enqueue(
+                Reply(text="ok", usage={"input_tokens": reported, "output_tokens": 1}),
+                endpoint="chat",
+            )
+            await collect(prov, make_request(input=[user_message("lorem ipsum " * repeat)]))
+    finally:
+        await prov.close()
+    # The second report (twice the text, the same count) looks cut at the window: ignored.
+    assert prov.calibration("local-model").samples == 1

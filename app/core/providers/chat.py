@@ -41,6 +41,7 @@ from typing import Any, cast
 
 from openai import omit
 
+from ..calibration import Calibration, CalibrationStore, tools_text
 from ..items import Item, item_type, message_text, new_id
 from .base import (
     CompactResult,
@@ -229,6 +230,49 @@ class ChatCompletionsProvider(OpenAIClientProvider):
 
     supports_remote_compaction: bool = False
 
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        calibration: CalibrationStore | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``calibration``: where the ratio of the server's prompt counts to this provider's
+        estimate is learnt and kept (basis ``"bytes"``); without one the raw estimate is used."""
+        super().__init__(base_url, api_key, **kwargs)
+        self._calibration = calibration
+        # Per model, the last (estimate, reported) pair: see _calibrate.
+        self._last_report: dict[str, tuple[int, int]] = {}
+
+    def _expected_prompt_tokens(self, model: str, estimate: int) -> int:
+        if self._calibration is None:
+            return estimate
+        return self._calibration.get(self.base_url, model, "bytes").apply(estimate)
+
+    def _calibrate(self, model: str, estimate: int, reported: int) -> None:
+        """Learn from a plausible report, except one that looks silently truncated without
+        falling under half: the estimate grew by a quarter since the last report and the count
+        stayed put (a prompt cut at the server's window). Learning from those would slowly
+        teach the check to accept truncation."""
+        previous = self._last_report.get(model)
+        self._last_report[model] = (estimate, reported)
+        if self._calibration is None:
+            return
+        if (
+            previous is not None
+            and estimate >= previous[0] * 1.25
+            and reported <= previous[1] * 1.02
+        ):
+            return
+        self._calibration.observe(self.base_url, model, estimate, reported, "bytes")
+
+    def calibration(self, model: str) -> Calibration:
+        """What this provider has learnt of ``model``'s tokenizer so far."""
+        if self._calibration is None:
+            return Calibration()
+        return self._calibration.get(self.base_url, model, "bytes")
+
     async def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
     ) -> AsyncIterator[StreamEvent]:
@@ -312,7 +356,8 @@ class ChatCompletionsProvider(OpenAIClientProvider):
 
         text = "".join(text_parts)
         output_text = text + "".join(c.name + c.arguments for c in calls.values())
-        input_estimate = estimate_tokens(_messages_text(messages))
+        input_estimate = estimate_tokens(_messages_text(messages) + tools_text(tools))
+        expected = self._expected_prompt_tokens(request.model, input_estimate)
         if usage is None:
             output_estimate = estimate_tokens(output_text)
             usage = Usage(
@@ -321,12 +366,14 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 total_tokens=input_estimate + output_estimate,
                 estimated=True,
             )
-        elif input_estimate > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < input_estimate / 2:
+        elif expected > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < expected / 2:
             raise ProviderError(
                 "context_overflow",
                 f"the server truncated the prompt (reported {usage.input_tokens} tokens for about "
-                f"{input_estimate}); the input exceeds its context length",
+                f"{expected}); the input exceeds its context length",
             )
+        else:
+            self._calibrate(request.model, input_estimate, usage.input_tokens)
         if text:
             item: Item = {
                 "type": "message",
