@@ -27,8 +27,9 @@ messages may sit anywhere. :func:`normalize_messages` rewrites only what is sent
 - an assistant message with tool calls and the ``tool`` messages answering it are never merged
   or reordered: each tool result stays tied to its call id.
 
-The stored history and the Responses wire are untouched; the merge is loss-free (every text is
-sent, in order) and lenient servers read the merged request the same way.
+The stored history and the Responses wire are untouched. Nothing is dropped: every text is sent,
+in its order within its role (system texts move to the front, where strict templates want them),
+and lenient servers read the merged request the same way.
 """
 
 from __future__ import annotations
