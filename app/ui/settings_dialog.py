@@ -5,9 +5,8 @@ until every problem is fixed. "Test connection" asks the server for its model li
 core's provider (a real request) and says what happened in words. For a local server the panel
 also asks the server for its context window (``app.core.providers.probe``, in the background
 like the connection test) and shows it as the field's placeholder, so the user need not type it;
-a typed value still wins. The dialog only collects and
-checks values; the window saves them (settings file + secret store) and applies them to the open
-session.
+a typed value still wins. The dialog only collects and checks values; the window saves them
+(settings file + secret store) and applies them to the open session.
 """
 
 from __future__ import annotations
@@ -149,8 +148,9 @@ class SettingsDialog(QDialog):
         self._errors: dict[str, str] = {}
         self._test_task: asyncio.Future[Any] | None = None
         self._probe_task: asyncio.Future[Any] | None = None
-        # (base URL, model, window) the server reported; kept with the settings when they match.
-        self._detected: tuple[str, str, int] | None = None
+        # (base URL, model, window, server name) the server reported; saved with the settings
+        # while the base URL and model still match.
+        self._detected: tuple[str, str, int, str] | None = None
         self._key_loaded_for = ""
 
         outer = QVBoxLayout(self)
@@ -340,6 +340,7 @@ class SettingsDialog(QDialog):
                 self._effective_base_url(),
                 self._effective_model(),
                 settings.detected_context_window,
+                "The server",
             )
             self._show_detected()
         self.start_probe()
@@ -563,24 +564,25 @@ class SettingsDialog(QDialog):
         """The window the server reported for the base URL and model now in the fields."""
         if self._detected is None or self._provider_key() not in PROBED_PROVIDERS:
             return None
-        url, model, window = self._detected
+        url, model, window, _ = self._detected
         if (url, model) != (self._effective_base_url(), self._effective_model()):
             return None
         return window
 
     def _show_detected(self) -> None:
         window = self.detected_window()
-        if window is None:
+        if window is None or self._detected is None:
             self.context_window.setPlaceholderText(WINDOW_PLACEHOLDER)
             self.window_note.hide()
             return
+        server = self._detected[3]
         self.context_window.setPlaceholderText(f"{window} (reported by the server)")
         typed = self.context_window.text().strip()
         self.window_note.setText(
-            f"The server reports a window of {window:,} tokens; the value typed above is used "
+            f"{server} reports a window of {window:,} tokens; the value typed above is used "
             "instead."
             if typed
-            else f"The server reports a window of {window:,} tokens; Coco uses it."
+            else f"{server} reports a window of {window:,} tokens; Coco uses it."
         )
         self.window_note.show()
 
@@ -612,7 +614,8 @@ class SettingsDialog(QDialog):
             log.debug("Probing %s failed", url, exc_info=True)
             return
         if info.context_window is not None:
-            self._detected = (url, model, info.context_window)
+            name = SERVER_NAMES.get(info.kind or "", "The server")
+            self._detected = (url, model, info.context_window, name)
         self._show_detected()
 
     # -- connection test --------------------------------------------------------------------

@@ -49,6 +49,7 @@ def test_settings_panel_shows_the_reported_window_and_a_typed_one_wins(
     run(qtbot, task, timeout=30)
     assert dialog.context_window.placeholderText().startswith(str(server.context))
     assert dialog.window_note.isVisibleTo(dialog)
+    assert dialog.window_note.text().startswith(f"llama.cpp reports a window of {server.context:,}")
     saved = dialog.settings()
     assert saved.context_window is None
     assert saved.detected_context_window == server.context
