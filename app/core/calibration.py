@@ -13,10 +13,12 @@ measured against, since ratios of different estimators do not mix: ``"counter"``
 :class:`~app.core.tokens.TokenCounter` count, ``"bytes"`` the ``ceil(bytes / 4)`` estimate the
 Chat Completions provider makes of the messages it sends (its silent-truncation check).
 
-The ratio is smoothed (an exponential moving average, so one odd request cannot swing it) and
-clamped to ``[MIN_RATIO, MAX_RATIO]``; requests whose estimate is under
-``MIN_OBSERVED_ESTIMATE`` are not used, because the chat template's fixed overhead dominates
-them. :class:`CalibrationStore` keeps the ratios in ``<data_dir>/calibration.json`` so they
+The ratio is smoothed and clamped to ``[MIN_RATIO, MAX_RATIO]``: a moving average weighted by
+the size of each request (older requests fade by ``DECAY`` at each new one), so one odd request
+cannot swing it and a large request counts more than a small one. That matters because part of
+a prompt is a fixed cost the ratio cannot express (the chat template's own tokens; tool
+definitions a template drops), which distorts small requests most. Requests whose estimate is
+under ``MIN_OBSERVED_ESTIMATE`` are not used at all. :class:`CalibrationStore` keeps the ratios in ``<data_dir>/calibration.json`` so they
 survive a restart. No Qt here; the file holds base URLs and model names, never a key.
 """
 
@@ -38,8 +40,8 @@ Basis = Literal["counter", "bytes"]
 
 MIN_RATIO = 0.3
 MAX_RATIO = 3.0
-# Weight of a new observation in the moving average (the first one is taken as is).
-SMOOTHING = 0.5
+# How much of the weight of earlier requests is kept at each new one (the first is taken as is).
+DECAY = 0.5
 MIN_OBSERVED_ESTIMATE = 64
 FILE_NAME = "calibration.json"
 _FORMAT_VERSION = 1
@@ -55,6 +57,7 @@ class Calibration:
 
     ratio: float = 1.0
     samples: int = 0
+    weight: float = 0.0  # the decayed sum of the estimates learnt from
 
     def apply(self, estimate: int) -> int:
         """``estimate`` in the server's tokens, as far as the reports so far tell."""
@@ -68,9 +71,9 @@ class Calibration:
         if estimate < MIN_OBSERVED_ESTIMATE or reported <= 0:
             return self
         ratio = _clamp(reported / estimate)
-        if self.samples:
-            ratio = _clamp(self.ratio + SMOOTHING * (ratio - self.ratio))
-        return replace(self, ratio=ratio, samples=self.samples + 1)
+        kept = self.weight * DECAY if self.samples else 0.0
+        ratio = _clamp((self.ratio * kept + ratio * estimate) / (kept + estimate))
+        return replace(self, ratio=ratio, samples=self.samples + 1, weight=kept + estimate)
 
 
 def tools_text(tools: list[dict[str, Any]]) -> str:
@@ -155,6 +158,7 @@ class CalibrationStore:
                 continue
             base_url, model, basis = row.get("base_url"), row.get("model"), row.get("basis")
             ratio, samples = row.get("ratio"), row.get("samples")
+            weight = row.get("weight", 0.0)
             if (
                 isinstance(base_url, str)
                 and isinstance(model, str)
@@ -162,8 +166,11 @@ class CalibrationStore:
                 and isinstance(ratio, (int, float))
                 and isinstance(samples, int)
                 and samples > 0
+                and isinstance(weight, (int, float))
             ):
-                entries[_key(base_url, model, basis)] = Calibration(_clamp(float(ratio)), samples)
+                entries[_key(base_url, model, basis)] = Calibration(
+                    _clamp(float(ratio)), samples, max(0.0, float(weight))
+                )
         return entries
 
     def _save(self, entries: dict[tuple[str, str, str], Calibration]) -> None:
@@ -176,6 +183,7 @@ class CalibrationStore:
                 "basis": basis,
                 "ratio": round(calibration.ratio, 6),
                 "samples": calibration.samples,
+                "weight": round(calibration.weight, 1),
             }
             for (base_url, model, basis), calibration in sorted(entries.items())
         ]

@@ -37,6 +37,15 @@ def test_first_report_sets_the_ratio_and_later_ones_are_smoothed() -> None:
     assert smoothed.samples == 2
 
 
+def test_large_requests_weigh_more_than_small_ones() -> None:
+    # A fixed cost (template tokens, dropped tool definitions) skews small requests most: a
+    # small request after a large one moves the ratio less than the other way round.
+    small_then_large = Calibration().observed(100, 80).observed(5000, 2500)
+    large_then_small = Calibration().observed(5000, 2500).observed(100, 80)
+    assert abs(small_then_large.ratio - 0.5) < 0.02
+    assert abs(large_then_small.ratio - 0.5) < 0.02
+
+
 def test_ratio_is_clamped_to_a_sane_range() -> None:
     assert Calibration().observed(1000, 1).ratio == MIN_RATIO
     assert Calibration().observed(100, 100_000).ratio == MAX_RATIO
@@ -72,7 +81,7 @@ def test_store_survives_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "data" / "calibration.json"
     CalibrationStore(path).observe(URL, "gemma", 1000, 1090)
     reopened = CalibrationStore(path)
-    assert reopened.get(URL, "gemma") == Calibration(ratio=1.09, samples=1)
+    assert reopened.get(URL, "gemma") == Calibration(ratio=1.09, samples=1, weight=1000)
     assert "sk-" not in path.read_text()
 
 
@@ -84,7 +93,14 @@ def test_damaged_file_starts_empty_and_is_replaced(tmp_path: Path) -> None:
     store.observe(URL, "gemma", 1000, 500)
     rows = json.loads(path.read_text())["entries"]
     assert rows == [
-        {"base_url": URL, "model": "gemma", "basis": "counter", "ratio": 0.5, "samples": 1}
+        {
+            "base_url": URL,
+            "model": "gemma",
+            "basis": "counter",
+            "ratio": 0.5,
+            "samples": 1,
+            "weight": 1000,
+        }
     ]
 
 
@@ -92,7 +108,7 @@ def test_nonsense_rows_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "calibration.json"
     good = {"base_url": URL, "model": "m", "basis": "bytes", "ratio": 99, "samples": 3}
     path.write_text(json.dumps({"entries": [good, {"base_url": 1}, "x", {**good, "basis": "?"}]}))
-    assert CalibrationStore(path).get(URL, "m", "bytes") == Calibration(MAX_RATIO, 3)
+    assert CalibrationStore(path).get(URL, "m", "bytes") == Calibration(MAX_RATIO, 3, 0.0)
 
 
 def test_one_store_per_data_dir(tmp_path: Path) -> None:
