@@ -20,13 +20,14 @@ from .config import CoreConfig
 SETTINGS_FILE = "settings.json"
 BACKUP_SUFFIX = ".bak"
 
-Provider = Literal["demo", "openai", "ollama", "lmstudio", "custom"]
+Provider = Literal["demo", "openai", "ollama", "lmstudio", "llamacpp", "custom"]
 WireApi = Literal["responses", "chat"]
 
 _PRESET_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
     "ollama": "http://localhost:11434/v1",
     "lmstudio": "http://localhost:1234/v1",
+    "llamacpp": "http://127.0.0.1:8080/v1",  # llama-server's default host and port
 }
 _PRESET_MODELS: dict[str, str] = {"openai": "gpt-4.1", "demo": "coco-demo"}
 _PRESET_WIRE_APIS: dict[str, str] = {
@@ -34,12 +35,14 @@ _PRESET_WIRE_APIS: dict[str, str] = {
     "openai": "responses",
     "ollama": "chat",
     "lmstudio": "chat",
+    "llamacpp": "chat",
 }
 _PROVIDER_NAMES: dict[str, str] = {
     "demo": "the demo model",
     "openai": "OpenAI",
     "ollama": "Ollama",
     "lmstudio": "LM Studio",
+    "llamacpp": "llama.cpp",
     "custom": "the custom provider",
 }
 DEMO_MODEL = "coco-demo"
@@ -64,6 +67,9 @@ class AppSettings(BaseModel):
     model: str = ""  # empty: the provider's preset
     wire_api: WireApi = "responses"
     context_window: int | None = None
+    # The window the server itself reported (a local server's native API, read by the settings
+    # panel) for the base URL and model saved with it; used when ``context_window`` is empty.
+    detected_context_window: int | None = None
     instructions: str = ""
     auto_compact: bool = True
     auto_compact_percent: int = MAX_AUTO_COMPACT_PERCENT
@@ -93,7 +99,7 @@ class AppSettings(BaseModel):
     def _strip(cls, value: str) -> str:
         return value.strip()
 
-    @field_validator("context_window")
+    @field_validator("context_window", "detected_context_window")
     @classmethod
     def _positive(cls, value: int | None) -> int | None:
         if value is not None and value <= 0:
@@ -304,6 +310,8 @@ def build_core_config(
         model = settings.model or preset_model(settings.provider)
         if not model:
             raise ValueError(f"No model is chosen for {name}; enter one in Settings.")
+        if context_window is None:
+            context_window = settings.detected_context_window
         fields.update(
             base_url=base_url,
             model=model,

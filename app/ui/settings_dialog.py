@@ -2,9 +2,11 @@
 
 Validation is inline: each field with a problem shows why right under it and Save stays disabled
 until every problem is fixed. "Test connection" asks the server for its model list through the
-core's provider (a real request) and says what happened in words. The dialog only collects and
-checks values; the window saves them (settings file + secret store) and applies them to the open
-session.
+core's provider (a real request) and says what happened in words. For a local server the panel
+also asks the server for its context window (``app.core.providers.probe``, in the background
+like the connection test) and shows it as the field's placeholder, so the user need not type it;
+a typed value still wins. The dialog only collects and checks values; the window saves them
+(settings file + secret store) and applies them to the open session.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -54,6 +56,7 @@ PROVIDERS: tuple[tuple[str, str], ...] = (
     ("openai", "OpenAI"),
     ("ollama", "Ollama"),
     ("lmstudio", "LM Studio"),
+    ("llamacpp", "llama.cpp (llama-server)"),
     ("custom", "Custom (OpenAI-compatible)"),
 )
 WIRE_APIS: tuple[tuple[str, str], ...] = (
@@ -70,6 +73,15 @@ NO_REMOTE_REASON = (
 NO_REMOTE_DEMO_REASON = "The offline demo model compacts locally."
 
 ConfigBuilder = Callable[[AppSettings, str], CoreConfig]
+# Providers whose server may say its context window through its own API (the probe's kinds).
+PROBED_PROVIDERS: dict[str, str | None] = {
+    "llamacpp": "llama.cpp",
+    "ollama": "ollama",
+    "lmstudio": "lmstudio",
+    "custom": None,
+}
+WINDOW_PLACEHOLDER = "known for the model, or enter tokens"
+SERVER_NAMES = {"llama.cpp": "llama.cpp", "ollama": "Ollama", "lmstudio": "LM Studio"}
 
 
 def default_prompt_text(style: str) -> str:
@@ -135,6 +147,10 @@ class SettingsDialog(QDialog):
         self._config_builder = config_builder
         self._errors: dict[str, str] = {}
         self._test_task: asyncio.Future[Any] | None = None
+        self._probe_task: asyncio.Future[Any] | None = None
+        # (base URL, model, window, server name) the server reported; saved with the settings
+        # while the base URL and model still match.
+        self._detected: tuple[str, str, int, str] | None = None
         self._key_loaded_for = ""
 
         outer = QVBoxLayout(self)
@@ -194,10 +210,17 @@ class SettingsDialog(QDialog):
         self._add_field("Wire API", "wire_api", self.wire_api)
 
         self.context_window = QLineEdit()
-        self.context_window.setPlaceholderText("known for the model, or enter tokens")
+        self.context_window.setPlaceholderText(WINDOW_PLACEHOLDER)
         self._describe(self.context_window, "Context window",
-                       "The model's context window in tokens; empty: Coco's table for the model")
+                       "The model's context window in tokens; empty: what a local server "
+                       "reports, else Coco's table for the model")
         self._add_field("Context window", "context_window", self.context_window)
+        self.window_note = QLabel("")
+        self.window_note.setWordWrap(True)
+        self.window_note.setStyleSheet(f"color: {colors().muted};")
+        self.window_note.setAccessibleName("Context window reported by the server")
+        self.window_note.hide()
+        form.addRow("", self.window_note)
 
         self.instructions = QPlainTextEdit()
         self.instructions.setFixedHeight(70)
@@ -307,8 +330,20 @@ class SettingsDialog(QDialog):
         self.remote.toggled.connect(self._update_enabled)
         self.auto_compact.toggled.connect(self._update_enabled)
         self.summary_style.currentIndexChanged.connect(self._on_style_changed)
+        self.base_url.editingFinished.connect(self.start_probe)
+        self.model.editingFinished.connect(self.start_probe)
+        self.context_window.textChanged.connect(self._show_detected)
         self._update_enabled()
         self.validate()
+        if settings.detected_context_window and settings.provider in PROBED_PROVIDERS:
+            self._detected = (
+                self._effective_base_url(),
+                self._effective_model(),
+                settings.detected_context_window,
+                "The server",
+            )
+            self._show_detected()
+        self.start_probe()
 
     # -- building helpers -------------------------------------------------------------------
 
@@ -359,6 +394,9 @@ class SettingsDialog(QDialog):
     def _effective_base_url(self) -> str:
         return self.base_url.text().strip().rstrip("/") or preset_base_url(self._provider_key())
 
+    def _effective_model(self) -> str:
+        return self.model.text().strip() or preset_model(self._provider_key())
+
     def _apply_presets(self, load_key: bool) -> None:
         provider = self._provider_key()
         self.base_url.setPlaceholderText(preset_base_url(provider) or "https://…/v1")
@@ -379,6 +417,7 @@ class SettingsDialog(QDialog):
         self._apply_presets(load_key=True)
         self._update_enabled()
         self.validate()
+        self.start_probe()
 
     def _on_style_changed(self) -> None:
         # Follow the style's default unless the user wrote their own prompt.
@@ -490,6 +529,7 @@ class SettingsDialog(QDialog):
                 "model": self.model.text().strip(),
                 "wire_api": str(self.wire_api.currentData()),
                 "context_window": int(window) if window else None,
+                "detected_context_window": self.detected_window(),
                 "instructions": self.instructions.toPlainText().strip(),
                 "auto_compact": self.auto_compact.isChecked(),
                 "auto_compact_percent": self.threshold.value(),
@@ -517,6 +557,66 @@ class SettingsDialog(QDialog):
             return
         self.saved.emit(settings, self.key())
         self.accept()
+
+    # -- the server's own window -------------------------------------------------------------
+
+    def detected_window(self) -> int | None:
+        """The window the server reported for the base URL and model now in the fields."""
+        if self._detected is None or self._provider_key() not in PROBED_PROVIDERS:
+            return None
+        url, model, window, _ = self._detected
+        if (url, model) != (self._effective_base_url(), self._effective_model()):
+            return None
+        return window
+
+    def _show_detected(self) -> None:
+        window = self.detected_window()
+        if window is None or self._detected is None:
+            self.context_window.setPlaceholderText(WINDOW_PLACEHOLDER)
+            self.window_note.hide()
+            return
+        server = self._detected[3]
+        self.context_window.setPlaceholderText(f"{window} (reported by the server)")
+        typed = self.context_window.text().strip()
+        self.window_note.setText(
+            f"{server} reports a window of {window:,} tokens; the value typed above is used "
+            "instead."
+            if typed
+            else f"{server} reports a window of {window:,} tokens; Coco uses it."
+        )
+        self.window_note.show()
+
+    def start_probe(self) -> asyncio.Future[Any] | None:
+        """Ask a local server for its context window in the background (``None``: not a local
+        provider, or the fields are not valid yet). The answer lands in the placeholder."""
+        provider = self._provider_key()
+        self._show_detected()
+        if provider not in PROBED_PROVIDERS or self._errors.get("base_url"):
+            return None
+        url = self._effective_base_url()
+        if not url:
+            return None
+        if self._probe_task is not None and not self._probe_task.done():
+            self._probe_task.cancel()
+        self._probe_task = asyncio.ensure_future(
+            self._run_probe(url, self._effective_model(), PROBED_PROVIDERS[provider])
+        )
+        return self._probe_task
+
+    async def _run_probe(self, url: str, model: str, prefer: str | None) -> None:
+        from app.core.providers.probe import probe_server
+
+        try:
+            info = await probe_server(url, model, api_key=self.key(), prefer=cast(Any, prefer))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failed probe only leaves the hint out
+            log.debug("Probing %s failed", url, exc_info=True)
+            return
+        if info.context_window is not None:
+            name = SERVER_NAMES.get(info.kind or "", "The server")
+            self._detected = (url, model, info.context_window, name)
+        self._show_detected()
 
     # -- connection test --------------------------------------------------------------------
 
@@ -551,6 +651,7 @@ class SettingsDialog(QDialog):
         self.test_result.setText(message)
 
     def done(self, result: int) -> None:
-        if self._test_task is not None and not self._test_task.done():
-            self._test_task.cancel()
+        for task in (self._test_task, self._probe_task):
+            if task is not None and not task.done():
+                task.cancel()
         super().done(result)

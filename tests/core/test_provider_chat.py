@@ -7,10 +7,12 @@ import contextlib
 import json
 import math
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx2
 import pytest
 
+from app.core.calibration import CalibrationStore
 from app.core.items import (
     assistant_message,
     developer_message,
@@ -26,7 +28,13 @@ from app.core.providers.base import (
     StreamEvent,
     TextDelta,
 )
-from app.core.providers.chat import ChatCompletionsProvider, items_to_messages, tools_to_chat
+from app.core.providers.chat import (
+    ChatCompletionsProvider,
+    chat_messages,
+    items_to_messages,
+    normalize_messages,
+    tools_to_chat,
+)
 from app.demo import Fault, ModelServer, Reply, ToolCall
 from tests.core.test_provider_responses import ClosingProbe
 
@@ -123,8 +131,81 @@ EXPECTED_MESSAGES = [
 ]
 
 
+# What is sent: the two system messages as one, everything else already alternates.
+SENT_MESSAGES = [
+    {"role": "system", "content": "be brief\n\n<user_instructions>be nice</user_instructions>"},
+    *EXPECTED_MESSAGES[2:],
+]
+
+
 def test_items_become_chat_messages() -> None:
     assert items_to_messages("be brief", HISTORY) == EXPECTED_MESSAGES
+    assert chat_messages("be brief", HISTORY) == SENT_MESSAGES
+
+
+def _roles(messages: list[dict[str, object]]) -> list[object]:
+    return [message["role"] for message in messages]
+
+
+def test_environment_block_and_first_message_are_sent_as_one_user_message() -> None:
+    items = [user_message("<environment_context>cwd</environment_context>"), user_message("hi")]
+    sent = chat_messages("be brief", items)
+    assert sent == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "<environment_context>cwd</environment_context>\n\nhi"},
+    ]
+
+
+def test_compacted_history_alternates_once_normalised() -> None:
+    # Kept user messages, then the summary as a user message, then the next question.
+    items = [
+        user_message("first question"),
+        user_message("second question"),
+        user_message("SUMMARY: we talked"),
+        developer_message("<user_instructions>be nice</user_instructions>"),
+        user_message("next"),
+    ]
+    sent = chat_messages("be brief", items)
+    assert _roles(sent) == ["system", "user"]
+    assert sent[0]["content"] == "be brief\n\n<user_instructions>be nice</user_instructions>"
+    assert sent[1]["content"] == (
+        "first question\n\nsecond question\n\nSUMMARY: we talked\n\nnext"
+    )
+
+
+def test_consecutive_assistant_messages_merge_but_tool_structure_stays() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "partial"},
+        {"role": "assistant", "content": "again", "tool_calls": [{"id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c2"}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+        {"role": "tool", "tool_call_id": "c3", "content": "r3"},
+        {"role": "assistant", "content": "done"},
+        {"role": "assistant", "content": "more"},
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "b"},
+    ]
+    before = json.dumps(messages)
+    sent = normalize_messages(messages)
+    assert json.dumps(messages) == before  # the input is not modified
+    assert sent == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "partial\n\nagain", "tool_calls": [{"id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c2"}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+        {"role": "tool", "tool_call_id": "c3", "content": "r3"},
+        {"role": "assistant", "content": "done\n\nmore"},
+        {"role": "user", "content": "a\n\nb"},
+    ]
+
+
+def test_no_system_message_when_there_is_no_system_text() -> None:
+    sent = chat_messages("", [user_message("a"), assistant_message("b"), user_message("c")])
+    assert _roles(sent) == ["user", "assistant", "user"]
 
 
 def test_tools_become_nested_chat_tools() -> None:
@@ -147,11 +228,24 @@ async def test_request_body_is_built_from_items(
     await collect(provider, make_request(input=HISTORY, tools=[TOOL]))
     body = server.requests_to("chat")[-1].body
     assert body["model"] == "local-model"
-    assert body["messages"] == EXPECTED_MESSAGES
+    assert body["messages"] == SENT_MESSAGES
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
     assert body["tools"] == tools_to_chat([TOOL])
     assert "OPAQUE" not in str(body) and "SECRET-SUMMARY" not in str(body)
+
+
+async def test_stored_history_is_not_changed_by_the_normalisation(
+    server: ModelServer, provider: ChatCompletionsProvider
+) -> None:
+    server.enqueue(Reply(text="ok"), endpoint="chat")
+    items = [user_message("env"), user_message("hi")]
+    before = json.dumps(items)
+    await collect(provider, make_request(input=items))
+    assert json.dumps(items) == before
+    assert server.requests_to("chat")[-1].body["messages"][1:] == [
+        {"role": "user", "content": "env\n\nhi"}
+    ]
 
 
 async def test_output_limit_is_sent_and_a_cut_reply_is_marked(
@@ -365,3 +459,57 @@ async def test_cancel_closes_the_stream_promptly(server: ModelServer) -> None:
         assert probe.closed.is_set() and not probe.drained  # closed before the body's end
     finally:
         await provider.close()
+
+
+async def test_calibrated_estimate_keeps_a_smaller_tokenizer_from_looking_truncated(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    # A tokenizer that counts this text at 0.4 of Coco's estimate (2.5x apart): raw, the
+    # truncation check would fire; calibrated by an earlier report, it must not.
+    store = CalibrationStore(tmp_path / "calibration.json")
+    prov = ChatCompletionsProvider(server.url, KEY, calibration=store)
+    small = "漢字" * 400
+    big = "漢字" * 4000
+    try:
+        estimate = math.ceil(len(("be brief" + small).encode()) / 4)
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": int(estimate * 0.4), "output_tokens": 1}),
+            endpoint="chat",
+        )
+        await collect(prov, make_request(input=[user_message(small)]))
+        assert prov.calibration("local-model").ratio == pytest.approx(0.4, abs=0.01)
+        big_estimate = math.ceil(len(("be brief" + big).encode()) / 4)
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": int(big_estimate * 0.4), "output_tokens": 1}),
+            endpoint="chat",
+        )
+        events = await collect(prov, make_request(input=[user_message(big)]))
+        assert isinstance(events[-1], Completed)
+        # Real truncation (the count stuck far below even the calibrated figure) still fails.
+        server.enqueue(
+            Reply(text="ok", usage={"input_tokens": 512, "output_tokens": 1}), endpoint="chat"
+        )
+        error = await failure(prov, make_request(input=[user_message(big)]))
+        assert error.category == "context_overflow"
+    finally:
+        await prov.close()
+    # What was learnt is kept for the next run.
+    assert CalibrationStore(store.path).get(server.url, "local-model", "bytes").samples == 2
+
+
+async def test_a_count_stuck_at_the_window_does_not_teach_the_calibration(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    store = CalibrationStore(tmp_path / "calibration.json")
+    prov = ChatCompletionsProvider(server.url, KEY, calibration=store)
+    try:
+        for repeat, reported in ((400, 2000), (800, 2030)):
+            server.enqueue(
+                Reply(text="ok", usage={"input_tokens": reported, "output_tokens": 1}),
+                endpoint="chat",
+            )
+            await collect(prov, make_request(input=[user_message("lorem ipsum " * repeat)]))
+    finally:
+        await prov.close()
+    # The second report (twice the text, the same count) looks cut at the window: ignored.
+    assert prov.calibration("local-model").samples == 1

@@ -127,8 +127,20 @@ def test_presets() -> None:
     assert preset_wire_api("openai") == "responses"
     assert preset_wire_api("ollama", "responses") == "chat"
     assert preset_wire_api("lmstudio", "responses") == "chat"
+    assert preset_base_url("llamacpp") == "http://127.0.0.1:8080/v1"
+    assert preset_wire_api("llamacpp", "responses") == "chat"
     assert preset_wire_api("custom", "chat") == "chat"
     assert preset_wire_api("custom", "responses") == "responses"
+
+
+def test_detected_window_is_used_only_when_none_is_typed() -> None:
+    detected = AppSettings(provider="llamacpp", model="gemma", detected_context_window=4096)
+    config = build_core_config(detected, api_key="", data_dir=DATA, env={})
+    assert config.base_url == "http://127.0.0.1:8080/v1"
+    assert config.wire_api == "chat"
+    assert config.context_window == 4096
+    typed = detected.model_copy(update={"context_window": 8000})
+    assert build_core_config(typed, api_key="", data_dir=DATA, env={}).context_window == 8000
 
 
 def test_demo_config() -> None:

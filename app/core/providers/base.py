@@ -18,6 +18,9 @@ ErrorCategory = Literal[
     "bad_request",  # other 4xx: not retried
     "not_found",  # 404 (endpoint or model missing): not retried
     "malformed",  # unparsable payload: retried
+    # The server could not parse what the model generated (llama.cpp: a malformed tool call).
+    # The same input gives the same output: never retried.
+    "model_output",
 ]
 
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "connection", "stream", "malformed"})

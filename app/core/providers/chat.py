@@ -7,7 +7,29 @@ so history looks the same whichever wire API produced it.
 Ollama truncates an over-long prompt silently and answers with HTTP 200. When the server reports
 far fewer prompt tokens than the input must have (under half of a local estimate above
 ``TRUNCATION_MIN_ESTIMATE`` tokens), the stream fails as ``context_overflow`` so the core compacts
-and retries instead of keeping an answer to a prompt the model never fully saw.
+and retries instead of keeping an answer to a prompt the model never fully saw. The estimate is
+calibrated to the server's own tokenizer (:mod:`app.core.calibration`) once it has reported a
+plausible count: Gemma's tokenizer counts some text at under half of Coco's estimate, which the
+raw comparison would take for truncation.
+
+Strict chat templates. The templates shipped with many open models (Gemma, Mistral, older Llama)
+accept one optional system message first, then roles alternating user / assistant, and refuse
+anything else with HTTP 400 ("Conversation roles must alternate ..."). Coco's history does not
+alternate: the environment block and the first user message are two user messages, a compacted
+history is kept user messages followed by the summary (also a user message), and developer
+messages may sit anywhere. :func:`normalize_messages` rewrites only what is sent on this wire:
+
+- every system message (the instructions, developer messages) is merged, in order, into one
+  system message at the start;
+- consecutive user messages are merged into one, their texts separated by a blank line;
+- consecutive assistant messages are merged when the earlier one has no tool calls (the later
+  one's tool calls are kept), so an interrupted reply followed by a new one becomes one turn;
+- an assistant message with tool calls and the ``tool`` messages answering it are never merged
+  or reordered: each tool result stays tied to its call id.
+
+The stored history and the Responses wire are untouched. Nothing is dropped: every text is sent,
+in its order within its role (system texts move to the front, where strict templates want them),
+and lenient servers read the merged request the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +42,7 @@ from typing import Any, cast
 
 from openai import omit
 
+from ..calibration import Calibration, CalibrationStore, tools_text
 from ..items import Item, item_type, message_text, new_id
 from .base import (
     CompactResult,
@@ -111,6 +134,59 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
     return messages
 
 
+def _join(first: object, second: object) -> str | None:
+    texts = [text for text in (first, second) if isinstance(text, str) and text]
+    return "\n\n".join(texts) if texts else None
+
+
+def normalize_messages(messages: list[Message]) -> list[Message]:
+    """``messages`` as strict chat templates accept them (see the module docstring).
+
+    One system message first (all system texts merged), no two user messages in a row, no two
+    plain assistant messages in a row; tool-call structure kept. The input is not modified.
+    """
+    system_texts = [
+        message["content"]
+        for message in messages
+        if message.get("role") == "system" and isinstance(message.get("content"), str)
+    ]
+    result: list[Message] = []
+    system_text = "\n\n".join(text for text in system_texts if text)
+    if system_text:
+        result.append({"role": "system", "content": system_text})
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            continue
+        last = result[-1] if result else None
+        if last is not None and role == "user" and last.get("role") == "user":
+            last["content"] = _join(last.get("content"), message.get("content")) or ""
+            continue
+        if (
+            last is not None
+            and role == "assistant"
+            and last.get("role") == "assistant"
+            and not last.get("tool_calls")
+        ):
+            merged: Message = {
+                "role": "assistant",
+                "content": _join(last.get("content"), message.get("content")),
+            }
+            if message.get("tool_calls"):
+                merged["tool_calls"] = list(message["tool_calls"])
+            elif merged["content"] is None:
+                merged["content"] = ""
+            result[-1] = merged
+            continue
+        result.append(dict(message))
+    return result
+
+
+def chat_messages(instructions: str, items: list[Item]) -> list[Message]:
+    """The messages sent for a request: :func:`items_to_messages`, normalised."""
+    return normalize_messages(items_to_messages(instructions, items))
+
+
 def tools_to_chat(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Responses function tools (flat) as chat tools (nested under ``function``)."""
     converted: list[dict[str, Any]] = []
@@ -155,6 +231,49 @@ class ChatCompletionsProvider(OpenAIClientProvider):
 
     supports_remote_compaction: bool = False
 
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        calibration: CalibrationStore | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``calibration``: where the ratio of the server's prompt counts to this provider's
+        estimate is learnt and kept (basis ``"bytes"``); without one the raw estimate is used."""
+        super().__init__(base_url, api_key, **kwargs)
+        self._calibration = calibration
+        # Per model, the last (estimate, reported) pair: see _calibrate.
+        self._last_report: dict[str, tuple[int, int]] = {}
+
+    def _expected_prompt_tokens(self, model: str, estimate: int) -> int:
+        if self._calibration is None:
+            return estimate
+        return self._calibration.get(self.base_url, model, "bytes").apply(estimate)
+
+    def _calibrate(self, model: str, estimate: int, reported: int) -> None:
+        """Learn from a plausible report, except one that looks silently truncated without
+        falling under half: the estimate grew by a quarter since the last report and the count
+        stayed put (a prompt cut at the server's window). Learning from those would slowly
+        teach the check to accept truncation."""
+        previous = self._last_report.get(model)
+        self._last_report[model] = (estimate, reported)
+        if self._calibration is None:
+            return
+        if (
+            previous is not None
+            and estimate >= previous[0] * 1.25
+            and reported <= previous[1] * 1.02
+        ):
+            return
+        self._calibration.observe(self.base_url, model, estimate, reported, "bytes")
+
+    def calibration(self, model: str) -> Calibration:
+        """What this provider has learnt of ``model``'s tokenizer so far."""
+        if self._calibration is None:
+            return Calibration()
+        return self._calibration.get(self.base_url, model, "bytes")
+
     async def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
     ) -> AsyncIterator[StreamEvent]:
@@ -163,7 +282,7 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         Text deltas come as they arrive; the assistant message item and function-call items come
         at the end, then ``Completed``. Usage is the server's, or an estimate when it sends none.
         """
-        messages = items_to_messages(request.instructions, request.input)
+        messages = chat_messages(request.instructions, request.input)
         tools = tools_to_chat(request.tools)
         message_id = new_id("msg")
         text_parts: list[str] = []
@@ -241,7 +360,8 @@ class ChatCompletionsProvider(OpenAIClientProvider):
 
         text = "".join(text_parts)
         output_text = text + "".join(c.name + c.arguments for c in calls.values())
-        input_estimate = estimate_tokens(_messages_text(messages))
+        input_estimate = estimate_tokens(_messages_text(messages) + tools_text(tools))
+        expected = self._expected_prompt_tokens(request.model, input_estimate)
         if usage is None:
             output_estimate = estimate_tokens(output_text)
             usage = Usage(
@@ -250,12 +370,14 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 total_tokens=input_estimate + output_estimate,
                 estimated=True,
             )
-        elif input_estimate > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < input_estimate / 2:
+        elif expected > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < expected / 2:
             raise ProviderError(
                 "context_overflow",
                 f"the server truncated the prompt (reported {usage.input_tokens} tokens for about "
-                f"{input_estimate}); the input exceeds its context length",
+                f"{expected}); the input exceeds its context length",
             )
+        else:
+            self._calibrate(request.model, input_estimate, usage.input_tokens)
         if text:
             item: Item = {
                 "type": "message",

@@ -68,6 +68,15 @@ _CODE_CATEGORIES: dict[str, ErrorCategory] = {
     "server_is_overloaded": "server",
     "slow_down": "server",
 }
+# llama.cpp answers 500 when it cannot parse the model's own output (a tool call in the wrong
+# shape, arguments that are not JSON). That is the model's doing, not a server fault.
+_MODEL_OUTPUT_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"the model produced output that does not match the expected",
+        r"failed to parse tool call",
+    )
+)
 _TRY_AGAIN = re.compile(r"try again in\s*([\d.]+)\s*(ms|s|seconds?)\b", re.IGNORECASE)
 
 
@@ -81,6 +90,25 @@ def is_context_overflow(code: str | None, message: str, type_: str | None = None
     if code in _OVERFLOW_CODES or type_ in _OVERFLOW_TYPES:
         return True
     return any(pattern.search(message) for pattern in _OVERFLOW_PATTERNS)
+
+
+def is_model_output_error(message: str) -> bool:
+    """True when the server says it could not parse the model's output (llama.cpp)."""
+    return any(pattern.search(message) for pattern in _MODEL_OUTPUT_PATTERNS)
+
+
+def model_output_error(
+    message: str, *, status: int | None = None, code: str | None = None
+) -> ProviderError:
+    """The error for a reply the server could not parse: said in words, never retried."""
+    return ProviderError(
+        "model_output",
+        "the model produced a malformed tool call (or a reply the server could not read), and "
+        "sending the same request again would give the same result. Rephrase the request, or "
+        f"use a model whose chat template supports tools. The server said: {message}",
+        status=status,
+        code=code,
+    )
 
 
 def scrub_secrets(text: str, secrets: Iterable[str] = ()) -> str:
@@ -293,6 +321,8 @@ def classify_error_payload(
     message = _clip(scrub_secrets(message, secrets))
     if is_context_overflow(code, message, type_):
         return ProviderError("context_overflow", message, status=status, code=code)
+    if is_model_output_error(message):
+        return model_output_error(message, status=status, code=code)
     category = _CODE_CATEGORIES.get(code or "", default)
     if category == "auth":
         return ProviderError("auth", auth_message(base_url), status=status, code=code)
@@ -329,6 +359,8 @@ def _classify_status(
     message = _clip(scrub_secrets(raw_message, secrets))
     if is_context_overflow(code, message, type_):
         return ProviderError("context_overflow", message, status=status, code=code)
+    if status >= 500 and is_model_output_error(message):
+        return model_output_error(message, status=status, code=code)
     if status in (401, 403):
         return ProviderError("auth", auth_message(base_url), status=status, code=code)
     if status == 429:

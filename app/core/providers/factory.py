@@ -14,9 +14,15 @@ def make_provider(config: CoreConfig) -> ModelProvider:
     """
     api_key = config.api_key.get_secret_value()
     if config.wire_api == "chat":
+        from ..calibration import calibration_store
         from .chat import ChatCompletionsProvider
 
-        return ChatCompletionsProvider(config.base_url, api_key, timeout=config.request_timeout)
+        return ChatCompletionsProvider(
+            config.base_url,
+            api_key,
+            timeout=config.request_timeout,
+            calibration=calibration_store(config.data_dir),
+        )
     from .responses import ResponsesProvider
 
     return ResponsesProvider(config.base_url, api_key, timeout=config.request_timeout)
