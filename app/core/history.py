@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .items import Item, is_message, message_text
@@ -72,12 +73,16 @@ class ContextHistory:
         """What every turn request holds besides the history: instructions and tool definitions."""
         return self._instructions_tokens + self._tools_tokens
 
-    def usage(self) -> int:
-        """What the next request will hold, as far as the core knows (spec section 5)."""
+    def usage(self, calibrate: Callable[[int], int] | None = None) -> int:
+        """What the next request will hold, as far as the core knows (spec section 5). The
+        server's own total is taken as it is; ``calibrate`` turns Coco's estimates (all of it
+        before a report, what was added since after one) into the server's tokens."""
         if self._api_total is None:
-            return self.estimate()
+            estimate = self.estimate()
+            return calibrate(estimate) if calibrate else estimate
         self._count_pending(self._mark)
-        return self._api_total + self._since_mark
+        since = calibrate(self._since_mark) if calibrate else self._since_mark
+        return self._api_total + since
 
     def _count_pending(self, start: int) -> None:
         """Count deferred items from ``start`` on."""

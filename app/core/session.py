@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import protocol as p
+from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
 from .compaction import policy
 from .compaction.fit import truncate_text
@@ -43,6 +44,7 @@ from .items import (
 )
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.factory import make_provider
+from .providers.probe import local_tools_warning
 from .replay import replay_events, user_texts_in_view
 from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
@@ -125,9 +127,13 @@ class Session:
             retry_notice=self._retry_notice,
             turn_request=self._build_request,
             capabilities=RemoteCapabilities(config.data_dir),
+            usage=self._usage,
+            token_ratio=self._token_ratio,
         )
+        self._calibration = calibration_store(config.data_dir)
         self._last_turn_model: str | None = None
         self._turn_items: list[Item] = []  # what the running turn added to the history
+        self._tools_checked = False  # whether the server was asked if it keeps tools
         self._last_usage = Usage()
         self._usage_estimated_by_provider = False
         self._last_token_event: p.TokenCount | None = None
@@ -406,6 +412,38 @@ class Session:
     def _limit(self, model: str | None = None) -> int | None:
         return self._compactor.limit(model)
 
+    # ---------------------------------------------------------------- token calibration
+    # A local model counts with its own tokenizer: once its server has reported the prompt
+    # tokens of a request, Coco's estimates are scaled by how far off they were (issue 14), for
+    # the gauge, the pre-send check and automatic compaction. The Responses API is OpenAI's
+    # (or compatible with its tokenizer): tiktoken's counts are taken as they are there.
+
+    def _calibration_now(self) -> Calibration | None:
+        config = self._config
+        if config.wire_api != "chat":
+            return None
+        return self._calibration.get(config.base_url, config.model)
+
+    def _usage(self) -> int:
+        calibration = self._calibration_now()
+        return self._history.usage(calibration.apply if calibration else None)
+
+    def _token_ratio(self) -> float:
+        calibration = self._calibration_now()
+        return calibration.ratio if calibration and calibration.samples else 1.0
+
+    def _learn_calibration(self, estimate: int, attempt: StreamAttempt) -> None:
+        usage = attempt.usage
+        config = self._config
+        if (
+            config.wire_api == "chat"
+            and usage is not None
+            and not usage.estimated
+            and usage.input_tokens > 0
+            and self._counter.exact
+        ):
+            self._calibration.observe(config.base_url, config.model, estimate, usage.input_tokens)
+
     def _emit_undo_state(self) -> None:
         undo = self._compactor.undo
         reason = "" if undo.item_id else undo.refusal
@@ -420,7 +458,7 @@ class Session:
         estimate = self._history.usage_is_estimate
         approximate = (estimate and not self._counter.exact) or self._usage_estimated_by_provider
         return p.TokenCount(
-            total=self._history.usage(),
+            total=self._usage(),
             input=self._last_usage.input_tokens,
             output=self._last_usage.output_tokens,
             cached=self._last_usage.cached_tokens,
@@ -464,7 +502,7 @@ class Session:
                     else title,
                     created_at=existing.created_at if existing else self._created_at,
                     updated_at=_now(),
-                    tokens=self._history.usage(),
+                    tokens=self._usage(),
                     message_count=messages,
                 )
             )
@@ -608,11 +646,12 @@ class Session:
             # compaction leaves it out (the pre-turn shape) and puts it back last.
             before = (
                 len(self._history),
-                self._history.usage(),
+                self._usage(),
                 self._compactor.unchanged_since_compaction,
             )
             self._record_user_message(turn_id, op.text)
             user_saved = True
+            await self._warn_once_about_tools()
             await self._maybe_compact_before_turn(turn_id, previous_model, *before)
             last_message = await self._sampling_loop(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
@@ -648,12 +687,27 @@ class Session:
         if unsaved_text is not None:
             self._emit(p.MessageNotSent(turn_id=turn_id, text=unsaved_text, reason=message))
 
+    async def _warn_once_about_tools(self) -> None:
+        """A local server whose chat template drops tool definitions leaves the model blind to
+        the workspace: said once a session, where the server tells (llama.cpp's /props)."""
+        if self._tools_checked:
+            return
+        self._tools_checked = True
+        warning = await local_tools_warning(self._config)
+        if warning:
+            self._note("warning", warning)
+            self._emit(p.Warning(message=warning))
+
     def _message_fits(self, turn_id: str, text: str) -> bool:
         """Refuse, before anything is sent or stored, a message that cannot fit the window even
         alone (with the instructions, tools and environment block, and room for an answer)."""
+        calibration = self._calibration_now()
+        in_server_tokens = calibration.apply if calibration else (lambda n: n)
         context = sum(self._counter.count_item(item) for item in self._initial_context())
-        room = policy.message_room(self._limit(), self._history.fixed_tokens + context)
-        tokens = self._counter.count_item(user_message(text))
+        room = policy.message_room(
+            self._limit(), in_server_tokens(self._history.fixed_tokens + context)
+        )
+        tokens = in_server_tokens(self._counter.count_item(user_message(text)))
         if room is None or tokens <= room:
             return True
         window = self._window()
@@ -776,6 +830,7 @@ class Session:
             self._events.put_delta(turn_id, item_id, delta)
 
         for round_index in range(MAX_TOOL_ROUNDS):
+            estimate = self._history.estimate()  # Coco's count of this request, to calibrate
             try:
                 attempt = await sample(
                     self._get_provider(),
@@ -815,6 +870,7 @@ class Session:
                     raise TurnFailed from error
                 continue
             attempt_box.clear()
+            self._learn_calibration(estimate, attempt)
             calls = self._record_outputs(turn_id, attempt, started)
             reply = last_assistant_text(attempt.items)
             if reply is not None:
@@ -827,7 +883,7 @@ class Session:
             compactor = self._compactor
             if policy.should_compact_mid_turn(
                 auto=self._client_compacts(),
-                usage=self._history.usage(),
+                usage=self._usage(),
                 limit=self._limit(),
                 unchanged_since_compaction=compactor.unchanged_since_compaction,
                 post_compaction=compactor.post_compaction_usage,
@@ -1007,7 +1063,7 @@ class Session:
         """Pre-turn auto compaction, the figures taken before the new message was recorded:
         the message stays out of the compaction and comes back last. A switch to a model with
         a smaller window compacts with the old model."""
-        incoming = max(0, self._history.usage() - usage)
+        incoming = max(0, self._usage() - usage)
         if not policy.should_compact_before_turn(
             auto=self._client_compacts(),
             history_len=history_len,
@@ -1081,7 +1137,7 @@ class Session:
             self._emit(p.Error(message=str(exc), kind="storage"))
             return
         self._restore_before_compaction()
-        self._emit(p.CompactionUndone(item_id=item_id, tokens=self._history.usage()))
+        self._emit(p.CompactionUndone(item_id=item_id, tokens=self._usage()))
         self._emit_usage()
         self._emit_undo_state()
 
@@ -1123,5 +1179,6 @@ def _error_kind(error: ProviderError) -> p.ErrorKind:
         "bad_request": "bad_request",
         "not_found": "not_found",
         "malformed": "malformed",
+        "model_output": "bad_request",  # the same request gets the same malformed output
     }
     return mapping.get(error.category, "internal")

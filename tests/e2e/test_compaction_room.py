@@ -8,6 +8,7 @@ import json
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
 from app.core.compaction.prompts import summary_prefix
+from app.core.tokens import TokenCounter
 from app.demo import Fault, Reply, ToolCall
 from tests.conftest import collect, input_texts, of_type, run, types
 
@@ -353,3 +354,37 @@ async def test_the_context_view_counts_as_the_gauge_does(server, make_config, tm
     assert usage.source == "estimate"
     assert sum(e.tokens for e in view) < usage.total  # plus instructions and tools
     await session.close()
+
+
+async def test_a_local_servers_counts_calibrate_the_size_check(server, make_config, tmp_path):
+    # A local model whose tokenizer counts three times what Coco does (the ratio's ceiling).
+    config = make_config(wire_api="chat", context_window=WINDOW)
+    message = words(900, "cal")  # about 2 000 of Coco's tokens: fits a 4k window by its count
+    fresh = await Session.open(make_config(wire_api="chat", context_window=WINDOW,
+                                           data_dir=tmp_path / "fresh"))
+    server.enqueue(Reply(text="ok"), endpoint="chat")
+    events = await run(fresh, ops.UserTurn(text=message))
+    assert events[-1].status == "completed"  # uncalibrated, it is sent
+    await fresh.close()
+
+    # Calibration learns from exact counts only: have the tokenizer loaded first (it loads in
+    # the background, shared by every counter of the process).
+    from tests.conftest import TIKTOKEN_CACHE
+
+    assert TokenCounter(config.model, TIKTOKEN_CACHE, allow_download=False).wait_ready(30)
+    session = await Session.open(config)
+    server.enqueue(
+        Reply(text="noted", usage={"input_tokens": 100_000, "output_tokens": 5,
+                                   "total_tokens": 100_005}),
+        endpoint="chat",
+    )
+    await run(session, ops.UserTurn(text=words(100, "warm")))
+    events = await run(session, ops.UserTurn(text=message))
+    refused = of_type(events, "message_not_sent")
+    assert refused and refused[0].text == message  # by the server's count it cannot fit
+    await session.close()
+    # Remembered for the provider and model, across sessions.
+    again = await Session.open(config)
+    events = await run(again, ops.UserTurn(text=message))
+    assert of_type(events, "message_not_sent")
+    await again.close()

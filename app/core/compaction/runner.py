@@ -101,6 +101,8 @@ class Compactor:
         retry_notice: Callable[[str], RetryNotice],
         turn_request: Callable[[list[Item]], ModelRequest],
         capabilities: RemoteCapabilities,
+        usage: Callable[[], int],
+        token_ratio: Callable[[], float],
     ) -> None:
         self._session_id = session_id
         self._history = history
@@ -117,6 +119,9 @@ class Compactor:
         self._emit_usage = emit_usage
         self._retry_notice = retry_notice
         self._turn_request = turn_request
+        self._usage = usage  # the history's usage in the server's tokens (calibrated)
+        # How many of the server's tokens one of Coco's counts for (1.0 until calibrated).
+        self._token_ratio = token_ratio
         self.capabilities = capabilities
         self._last_remote_form: str | None = None
         self.undo = UndoState()
@@ -135,9 +140,15 @@ class Compactor:
         return auto_compact_limit(self._config(), model)
 
     def budget(self, incoming: int = 0) -> CompactionBudget:
-        return compaction_budget(
-            self.window(), self.limit(), self._history.fixed_tokens, incoming=incoming
-        )
+        """The budget in Coco's own counts: where the server counts more tokens than Coco for
+        the same text, the window and limit shrink by that ratio, so what Coco builds to fit
+        fits by the server's count too."""
+        window, limit = self.window(), self.limit()
+        ratio = max(1.0, self._token_ratio())
+        if ratio > 1.0:
+            window = int(window / ratio) if window is not None else None
+            limit = int(limit / ratio) if limit is not None else None
+        return compaction_budget(window, limit, self._history.fixed_tokens, incoming=incoming)
 
     @property
     def unchanged_since_compaction(self) -> bool:
@@ -182,7 +193,7 @@ class Compactor:
             )
         )
         started = time.monotonic()
-        tokens_before = self._history.usage()
+        tokens_before = self._usage()
         before = self._history.snapshot()
         everything = list(self._history.raw_items())  # shallow: items are immutable
         all_counts = self._history.item_tokens()
@@ -244,7 +255,7 @@ class Compactor:
             _Result(strategy="remote", items=[item], remote_form="server"),
             [item],
             before=self._history.snapshot(),
-            tokens_before=self._history.usage(),
+            tokens_before=self._usage(),
             started=time.monotonic(),
             focus=None,
             budget=self.budget(),
@@ -573,7 +584,7 @@ class Compactor:
         self._history.replace(new_items)
         self.compacted_version = self._history.version
         self._usage_reset()
-        tokens_after = self._history.usage()
+        tokens_after = self._usage()
         self.post_compaction_usage = tokens_after
         freed = tokens_before - tokens_after
         freed_share = freed / tokens_before if tokens_before > 0 else 0.0
