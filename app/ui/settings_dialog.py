@@ -70,7 +70,6 @@ STYLES: tuple[tuple[str, str], ...] = (
 NO_REMOTE_REASON = (
     "Chat Completions has no remote compaction endpoint: compaction always runs locally."
 )
-NO_REMOTE_DEMO_REASON = "The offline demo model compacts locally."
 
 ConfigBuilder = Callable[[AppSettings, str], CoreConfig]
 # Providers whose server may say its context window through its own API (the probe's kinds).
@@ -254,10 +253,21 @@ class SettingsDialog(QDialog):
         self._describe(self.threshold, "Auto-compact threshold",
                        "Compact when this share of the context window is used (at most 90 %)")
         form.addRow("Threshold", self.threshold)
-        self.remote = QCheckBox("Use the server's remote compaction (/responses/compact)")
+        self.prune = QCheckBox("Remove old tool outputs first when that makes enough room")
+        self._describe(self.prune, "Prune old tool outputs",
+                       "Automatic compaction replaces tool outputs older than the last two turns "
+                       "with a short note, without asking the model, when that is enough")
+        form.addRow("", self.prune)
+        self.remote = QCheckBox("Use the server's remote compaction")
         self._describe(self.remote, "Remote compaction",
-                       "Let the server compact the history (OpenAI); falls back as set below")
+                       "Let the server compact the history: the compaction trigger, then "
+                       "/responses/compact; falls back as set below")
         form.addRow("", self.remote)
+        self.server_side = QCheckBox("Let the server compact inside a turn when the limit is passed")
+        self._describe(self.server_side, "Server-side compaction",
+                       "Every request asks the server to compact during its reply once the "
+                       "auto-compact limit is passed (context_management)")
+        form.addRow("", self.server_side)
         self.fallback = QCheckBox("Fall back to a local summary when remote compaction fails")
         self._describe(self.fallback, "Fall back to local",
                        "On failure (404, server error, network) summarise locally instead")
@@ -384,6 +394,8 @@ class SettingsDialog(QDialog):
         self.threshold.setValue(s.auto_compact_percent)
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
+        self.prune.setChecked(s.prune_tool_outputs)
+        self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
         self.summary_style.setCurrentIndex(max(0, self.summary_style.findData(s.summary_style)))
         self.prompt.setPlainText(s.compact_prompt or default_prompt_text(s.summary_style))
@@ -447,13 +459,18 @@ class SettingsDialog(QDialog):
             "Set by the provider preset" if fixed_wire else "The protocol the server speaks"
         )
         self.threshold.setEnabled(self.auto_compact.isChecked())
-        no_remote = str(self.wire_api.currentData()) == "chat" or demo
-        reason = NO_REMOTE_DEMO_REASON if demo else NO_REMOTE_REASON
+        # The demo server answers every remote form, so the demo can show them.
+        no_remote = str(self.wire_api.currentData()) == "chat"
+        reason = NO_REMOTE_REASON
         self.remote.setEnabled(not no_remote)
         self.fallback.setEnabled(not no_remote and self.remote.isChecked())
+        self.server_side.setEnabled(
+            not no_remote and self.remote.isChecked() and self.auto_compact.isChecked()
+        )
         if no_remote:
             self.remote.setToolTip(reason)
             self.fallback.setToolTip(reason)
+            self.server_side.setToolTip(reason)
             self.remote_reason.setText(reason)
             self.remote_reason.show()
         else:
@@ -535,6 +552,9 @@ class SettingsDialog(QDialog):
                 "auto_compact_percent": self.threshold.value(),
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
+                "prune_tool_outputs": self.prune.isChecked(),
+                "server_side_compaction": self.server_side.isChecked()
+                and self.server_side.isEnabled(),
                 "compaction_model": self.compaction_model.text().strip(),
                 "summary_style": str(self.summary_style.currentData()),
                 "compact_prompt": prompt,

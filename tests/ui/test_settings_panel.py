@@ -115,3 +115,25 @@ def test_connection_test_reports_success_and_failure_in_words(
     dialog.reject()
     # Testing saved nothing.
     assert json.loads((window.context.store.path).read_text())["base_url"] == server.url
+
+
+def test_compaction_paths_are_set_in_the_panel_and_reach_the_session(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.prune.isChecked()  # on by default
+    assert dialog.remote.isEnabled()  # the demo's server answers every remote form too
+    assert not dialog.server_side.isEnabled()  # only with remote compaction on
+    dialog.prune.setChecked(False)
+    dialog.remote.setChecked(True)
+    assert dialog.server_side.isEnabled()
+    dialog.server_side.setChecked(True)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+
+    saved, _ = SettingsStore(tmp_path / "config").load()
+    assert (saved.prune_tool_outputs, saved.remote_compaction, saved.server_side_compaction) == (
+        False, True, True
+    )
+    qtbot.waitUntil(lambda: window.session.config.server_side_compaction, timeout=5000)
+    assert window.session.config.prune_tool_outputs is False
