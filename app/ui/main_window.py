@@ -435,6 +435,16 @@ class MainWindow(QMainWindow):
         if kind == "turn_complete":
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
+        if kind == "message_not_sent":
+            self._give_back(event.text)
+
+    def _give_back(self, text: str) -> None:
+        """A message the core did not send goes back to the composer, to shorten or resend;
+        what the user has typed since is kept, after it."""
+        typed = self.composer.text().strip()
+        if text.strip() and typed != text.strip():
+            self.composer.set_text(f"{text}\n\n{typed}" if typed else text)
+        self.composer.focus()
 
     def _show_usage(self, event: p.TokenCount) -> None:
         config = self.session.config if self.session is not None else None

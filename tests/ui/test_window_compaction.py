@@ -354,3 +354,18 @@ def test_the_servers_compaction_sits_above_the_answer_it_came_with(
     # As a reopened session draws it: the marker before the answer.
     kinds = [e["kind"] for e in window.session.transcript()]
     assert kinds.index("compaction") < len(kinds) - 1
+
+
+def test_a_message_too_large_for_the_window_comes_back_to_the_composer(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"context_window": 4096})
+    huge = "paste " * 6000  # far more than a 4k window holds
+    window.composer.set_text(huge)
+    window.composer.submit()
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.composer.text() == huge, timeout=5000)
+    notices = [row.message for row in window.transcript.notice_rows("error")]
+    assert any("not sent" in n and "4,096" in n for n in notices)
+    assert not window.transcript.message_rows("user")  # nothing was added to the conversation
+    assert server.requests_to("responses") == []
