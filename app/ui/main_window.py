@@ -273,6 +273,7 @@ class MainWindow(QMainWindow):
         self.sessions.session_activated.connect(lambda sid: self.controller.schedule_open(sid))
         self.sessions.new_session_requested.connect(lambda: self.start_new_session())
         self.sessions.session_deleted.connect(lambda sid: self.controller.session_deleted(sid))
+        self.sessions.session_renamed.connect(self._on_session_renamed)
         self.sessions.problem.connect(self.show_problem)
 
         centre = QWidget(self.splitter)
@@ -398,6 +399,10 @@ class MainWindow(QMainWindow):
         viewport.update()
         QTimer.singleShot(500, self, run)
 
+    def _on_session_renamed(self, session_id: str) -> None:
+        if self.session is not None and self.session.id == session_id:
+            self._update_title()  # the window's title follows the new name at once
+
     def _update_title(self) -> None:
         title = "New conversation"
         if self.session is not None:
@@ -430,7 +435,10 @@ class MainWindow(QMainWindow):
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if kind in ("turn_complete", "context_compacted", "compaction_undone",
-                    "session_configured"):
+                    "session_configured") or (
+            # The message just sent is in the history while the reply streams.
+            kind == "item_completed" and event.item.kind in ("user_message", "function_call_output")
+        ):
             self.refresh_model_view()
         if kind == "turn_complete":
             self.sessions.set_current(self.session.id if self.session else "", reload=True)

@@ -61,6 +61,7 @@ class SessionListPanel(QWidget):
     session_activated = Signal(str)
     new_session_requested = Signal()
     session_deleted = Signal(str)
+    session_renamed = Signal(str)  # the id of a session given a new title
     problem = Signal(str)
 
     def __init__(self, sessions_dir: Path, parent: QWidget | None = None) -> None:
@@ -249,6 +250,7 @@ class SessionListPanel(QWidget):
             self.refresh()
             return False
         self.refresh()
+        self.session_renamed.emit(session_id)
         return True
 
     def confirm_delete(self, title: str) -> bool:

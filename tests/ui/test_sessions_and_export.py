@@ -68,6 +68,7 @@ def test_rename_and_delete_moves_the_file_to_the_trash(
     panel = window.sessions
     assert panel.rename_session(session_id, "Renamed one")
     assert panel.titles() == ["Renamed one"]
+    assert window.windowTitle() == "Renamed one — Coco"  # the open session's title follows
     assert not panel.rename_session(session_id, "   ")
     assert "cannot be empty" in window.transcript.notice_rows("error")[-1].message
 

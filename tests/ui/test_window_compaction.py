@@ -262,8 +262,16 @@ def test_model_view_shows_the_rewritten_history_with_the_summary_highlighted(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window()
-    chat(qtbot, window, server, "question one", "answer one")
     window.model_view_action.trigger()
+    # While a reply is awaited the message just sent is already listed (the reply takes 5 s:
+    # the panel must show it well before).
+    server.enqueue(Reply(text="late", initial_delay=5.0))
+    type_and_send(qtbot, window, "a first try")
+    qtbot.waitUntil(lambda: any(r["preview"] == "a first try" for r in window.model_view.rows),
+                    timeout=4000)
+    window.stop()
+    wait_idle(qtbot, window)
+    chat(qtbot, window, server, "question one", "answer one")
     assert window.model_view.isVisible()
     kinds = [(r["role"], r["kind"]) for r in window.model_view.rows]
     assert ("user", "message") in kinds and ("assistant", "message") in kinds
