@@ -190,3 +190,29 @@ async def test_the_demo_model_answers_every_remote_form(tmp_path, make_config):
     finally:
         demo.stop()
     assert json.dumps(info.model_dump())  # the marker serialises
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Fault.status(400, "Cannot determine type of 'item'"),  # llama.cpp's words
+        Reply(text="I ignored the trigger and answered"),  # no compaction item at all
+    ],
+)
+async def test_a_server_without_the_trigger_form_is_remembered(server, make_config, answer):
+    config = make_config(remote_compaction=True)
+    session = await Session.open(config)
+    await two_turns(session, server)
+    server.enqueue(answer)
+    server.enqueue(CompactReply(encrypted_content="ENC-S"), endpoint="compact")
+    events = await run(session, ops.Compact())
+    assert of_type(events, "context_compacted")[0].remote_form == "standalone"
+    await session.close()
+    again = await Session.open(config)  # after a restart: straight to what works
+    await two_turns(again, server)
+    requests = len(server.requests_to("responses"))
+    server.enqueue(CompactReply(encrypted_content="ENC-2"), endpoint="compact")
+    events = await run(again, ops.Compact())
+    assert of_type(events, "context_compacted")[0].remote_form == "standalone"
+    assert len(server.requests_to("responses")) == requests  # no trigger request this time
+    await again.close()

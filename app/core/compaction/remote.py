@@ -19,18 +19,22 @@ from ..sampling import RetryNotice, sample, wait_before_retry
 from ..tokens import approx_tokens
 
 COMPACTION_TRIGGER: Item = {"type": "compaction_trigger"}
+NO_COMPACTION_ITEM = "no_compaction_item"
 
 
 def is_unsupported(error: ProviderError, form: str) -> bool:
     """Whether ``error`` says the server does not offer ``form`` (a capability, not a fault):
-    404, or a 400 that names the trigger item it does not know."""
+    404; for the trigger form, a 400 about the item it does not know (OpenAI names
+    ``compaction_trigger``; llama.cpp says "Cannot determine type of 'item'"), or an answer
+    with no compaction item (the server ignored the trigger)."""
     if error.category == "not_found":
         return True
-    return (
-        form == "trigger"
-        and error.category == "bad_request"
-        and "compaction_trigger" in error.message
-    )
+    if form != "trigger":
+        return False
+    if error.code == NO_COMPACTION_ITEM:
+        return True
+    text = error.message.lower()
+    return error.category == "bad_request" and ("compaction_trigger" in text or "type" in text)
 
 
 async def compact_with_trigger(
@@ -67,6 +71,7 @@ async def compact_with_trigger(
             "malformed",
             f"the server answered the compaction trigger with {len(items)} compaction items "
             "instead of one",
+            code=NO_COMPACTION_ITEM if not items else None,
         )
     return items[0], attempt.usage
 
