@@ -59,18 +59,7 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
             turn_id=turn_id, item=p.TurnItem(id=item_id, kind=turn_kind, data=data)
         )
     if kind == "function_call":
-        return p.ItemCompleted(
-            turn_id=turn_id,
-            item=p.TurnItem(
-                id=item_id,
-                kind="function_call",
-                data={
-                    "name": item.get("name", ""),
-                    "arguments": item.get("arguments", ""),
-                    "call_id": item.get("call_id", ""),
-                },
-            ),
-        )
+        return p.ItemCompleted(turn_id=turn_id, item=function_call_display(item_id, item))
     if kind == "function_call_output":
         call_id = str(item.get("call_id", ""))
         return p.ItemCompleted(
@@ -82,11 +71,7 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
             ),
         )
     if kind == "reasoning":
-        summary = " ".join(
-            str(part.get("text", ""))
-            for part in item.get("summary") or []
-            if isinstance(part, dict)
-        )
+        summary = reasoning_summary(item)
         if not summary.strip():
             return None
         return p.ItemCompleted(
@@ -94,6 +79,26 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
             item=p.TurnItem(id=item_id, kind="reasoning", data={"summary": summary}),
         )
     return None  # compaction items and unknown ones are shown by their marker, or not at all
+
+
+def function_call_display(item_id: str, item: dict[str, Any]) -> p.TurnItem:
+    """How a ``function_call`` item is shown, live and replayed alike."""
+    return p.TurnItem(
+        id=item_id,
+        kind="function_call",
+        data={
+            "name": item.get("name", ""),
+            "arguments": item.get("arguments", ""),
+            "call_id": item.get("call_id", ""),
+        },
+    )
+
+
+def reasoning_summary(item: dict[str, Any]) -> str:
+    """The readable summary of a ``reasoning`` item (its parts joined by spaces)."""
+    return " ".join(
+        str(part.get("text", "")) for part in item.get("summary") or [] if isinstance(part, dict)
+    )
 
 
 def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> list[p.Event]:

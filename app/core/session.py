@@ -45,7 +45,12 @@ from .items import (
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.factory import make_provider
 from .providers.probe import local_tools_warning
-from .replay import replay_events, user_texts_in_view
+from .replay import (
+    function_call_display,
+    reasoning_summary,
+    replay_events,
+    user_texts_in_view,
+)
 from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
 from .secrets import redact_url
@@ -941,25 +946,10 @@ class Session:
             elif kind == "function_call":
                 calls.append(item)
                 self._emit(
-                    p.ItemCompleted(
-                        turn_id=turn_id,
-                        item=p.TurnItem(
-                            id=item_id,
-                            kind="function_call",
-                            data={
-                                "name": item.get("name", ""),
-                                "arguments": item.get("arguments", ""),
-                                "call_id": item.get("call_id", ""),
-                            },
-                        ),
-                    )
+                    p.ItemCompleted(turn_id=turn_id, item=function_call_display(item_id, item))
                 )
             elif kind == "reasoning":
-                summary = " ".join(
-                    str(part.get("text", ""))
-                    for part in item.get("summary") or []
-                    if isinstance(part, dict)
-                )
+                summary = reasoning_summary(item)
                 self._emit(
                     p.ItemCompleted(
                         turn_id=turn_id,
