@@ -3,13 +3,16 @@ server: each rule of the guarantee, and what a user sees when it applies."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import json
 
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
 from app.core.compaction.prompts import summary_prefix
 from app.core.tokens import TokenCounter
-from app.demo import Fault, Reply, ToolCall
+from app.demo import CompactReply, Fault, Reply, ToolCall
 from tests.conftest import collect, input_texts, of_type, run, types
 
 PREFIX = summary_prefix()
@@ -388,3 +391,71 @@ async def test_a_local_servers_counts_calibrate_the_size_check(server, make_conf
     events = await run(again, ops.UserTurn(text=message))
     assert of_type(events, "message_not_sent")
     await again.close()
+
+
+async def test_when_nothing_is_left_to_trim_the_context_is_marked_full(server, make_config):
+    session = await Session.open(make_config(context_window=WINDOW, max_retries=0))
+    await chat(session, server, "only message", "only answer")
+    for _ in range(8):  # the server says every compaction request overflows
+        server.enqueue(Fault.overflow())
+    events = await run(session, ops.Compact())
+    assert "Could not compact" in of_type(events, "error")[0].message
+    assert of_type(events, "token_count")[-1].total == WINDOW  # usage marked full
+    await session.close()
+
+
+async def test_remote_compaction_trims_trailing_tool_outputs_to_fit(
+    server, make_config, tmp_path
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.txt").write_text("\n".join(words(40, f"r{i}x") for i in range(150)))
+    session = await Session.open(
+        make_config(context_window=WINDOW, workspace=ws, remote_compaction=True,
+                    auto_compact=False)
+    )
+    for i in range(5):  # far more than the window, with automatic compaction off
+        await chat(session, server, words(600, f"h{i}y"), "ok")
+    server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "big.txt"})]))
+    server.enqueue(Fault.overflow())  # the follow-up does not fit: the output stays last
+    await run(session, ops.UserTurn(text="read big.txt"))
+    assert session.history()[-1]["type"] == "function_call_output"
+    server.enqueue(Fault.status(404, "no trigger form"))
+    server.enqueue(CompactReply(encrypted_content="ENC"), endpoint="compact")
+    await run(session, ops.Compact())
+    body = server.requests_to("compact")[-1].body
+    kinds = [item.get("type") for item in body["input"]]
+    assert kinds[-1] == "function_call"  # the output past the window was trimmed off the end
+    assert "function_call_output" not in kinds
+    await session.close()
+
+
+async def test_a_call_interrupted_before_it_ran_gets_an_output(server, make_config, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    session = await Session.open(make_config(workspace=ws))
+    paused = threading.Event()
+    server.enqueue(
+        Reply(
+            function_calls=[
+                ToolCall("read_file", {"path": "a.txt"}, call_id="call_done"),
+                ToolCall("read_file", {"path": "b.txt"}, call_id="call_never"),
+            ],
+            pause_after_items=1,  # the first call is complete, the reply is not: Stop lands here
+            paused=paused,
+        )
+    )
+    await session.submit(ops.UserTurn(text="read a.txt twice"))
+    assert await asyncio.to_thread(paused.wait, 10)
+    await session.submit(ops.Interrupt())
+    events = await collect(session, "turn_complete")
+    assert events[-1].status == "aborted"
+    history = session.history()
+    calls = [i["call_id"] for i in history if i.get("type") == "function_call"]
+    outputs = {i["call_id"]: i["output"] for i in history if i.get("type") == "function_call_output"}
+    assert calls == ["call_done"]  # the call that had arrived is kept...
+    assert set(calls) == set(outputs)  # ...with an output: no call is left without one
+    for call_id in calls:
+        assert "Interrupted" in outputs[call_id]
+    await session.close()

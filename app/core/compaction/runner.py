@@ -206,6 +206,11 @@ class Compactor:
                 turn_id, trigger, history, counts, budget, focus=focus, model=model
             )
         except ContextTooLarge:
+            # Spec section 3 step 4: nothing left to trim means the context is full.
+            window = self.window()
+            if window is not None:
+                self._history.mark_full(window)
+                self._emit_usage()
             self._fail(
                 turn_id,
                 "Could not compact: not even the compaction prompt fits the model's context "
