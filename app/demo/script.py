@@ -7,9 +7,8 @@ chunks, or a unary JSON body), so one ``Reply`` works on every endpoint.
 
 from __future__ import annotations
 
-import threading
-
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 

@@ -4,9 +4,8 @@ server: each rule of the guarantee, and what a user sees when it applies."""
 from __future__ import annotations
 
 import asyncio
-import threading
-
 import json
+import threading
 
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
