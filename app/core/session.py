@@ -325,10 +325,11 @@ class Session:
     def _apply_config(self, config: CoreConfig) -> None:
         old = self._config
         self._config = config
-        if (old.base_url, old.api_key, old.wire_api) != (
+        if (old.base_url, old.api_key, old.wire_api, old.request_timeout) != (
             config.base_url,
             config.api_key,
             config.wire_api,
+            config.request_timeout,
         ) and self._provider is not None:
             stale = self._provider
             self._provider = None

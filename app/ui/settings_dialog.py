@@ -40,7 +40,9 @@ from PySide6.QtWidgets import (
 from app.core.config import CoreConfig
 from app.core.settings import (
     MAX_AUTO_COMPACT_PERCENT,
+    MAX_REQUEST_TIMEOUT,
     MIN_AUTO_COMPACT_PERCENT,
+    MIN_REQUEST_TIMEOUT,
     AppSettings,
     preset_base_url,
     preset_model,
@@ -221,6 +223,14 @@ class SettingsDialog(QDialog):
         self.window_note.hide()
         form.addRow("", self.window_note)
 
+        self.request_timeout = QSpinBox()
+        self.request_timeout.setRange(MIN_REQUEST_TIMEOUT, MAX_REQUEST_TIMEOUT)
+        self.request_timeout.setSuffix(" s")
+        self._describe(self.request_timeout, "Request timeout",
+                       "How long Coco waits for a server that has stopped answering before "
+                       "it retries")
+        form.addRow("Request timeout", self.request_timeout)
+
         self.instructions = QPlainTextEdit()
         self.instructions.setFixedHeight(70)
         self.instructions.setPlaceholderText("You are Coco, a helpful assistant.")
@@ -395,6 +405,7 @@ class SettingsDialog(QDialog):
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
         self.prune.setChecked(s.prune_tool_outputs)
+        self.request_timeout.setValue(s.request_timeout)
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
         self.summary_style.setCurrentIndex(max(0, self.summary_style.findData(s.summary_style)))
@@ -553,6 +564,7 @@ class SettingsDialog(QDialog):
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
                 "prune_tool_outputs": self.prune.isChecked(),
+                "request_timeout": self.request_timeout.value(),
                 "server_side_compaction": self.server_side.isChecked()
                 and self.server_side.isEnabled(),
                 "compaction_model": self.compaction_model.text().strip(),

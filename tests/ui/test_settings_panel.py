@@ -129,6 +129,8 @@ def test_compaction_paths_are_set_in_the_panel_and_reach_the_session(
     dialog.remote.setChecked(True)
     assert dialog.server_side.isEnabled()
     dialog.server_side.setChecked(True)
+    assert dialog.request_timeout.value() == 600
+    dialog.request_timeout.setValue(90)
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
 
     saved, _ = SettingsStore(tmp_path / "config").load()
@@ -137,3 +139,4 @@ def test_compaction_paths_are_set_in_the_panel_and_reach_the_session(
     )
     qtbot.waitUntil(lambda: window.session.config.server_side_compaction, timeout=5000)
     assert window.session.config.prune_tool_outputs is False
+    assert saved.request_timeout == 90 and window.session.config.request_timeout == 90
