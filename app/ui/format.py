@@ -114,10 +114,11 @@ def progress_text(
     return f"{prefix}{text} {elapsed_s:.1f} s"
 
 
-def model_text(model: str, base_url: str) -> str:
-    """The status bar's model line: ``gpt-4o · https://api.openai.com/v1``."""
-    if model == "coco-demo":
-        return "coco-demo · offline demo model"
+def model_text(model: str, base_url: str, demo: bool = False) -> str:
+    """The status bar's model line: ``gpt-4o · https://api.openai.com/v1``; the offline demo
+    model only when the session really runs on it (not whenever a model is so named)."""
+    if demo:
+        return f"{model} · offline demo model"
     return f"{model} · {base_url}"
 
 

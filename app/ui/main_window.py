@@ -368,7 +368,9 @@ class MainWindow(QMainWindow):
 
     def _show_config(self, config: CoreConfig) -> None:
         self.banner.setVisible(self.context.using_demo)
-        self.model_label.setText(model_text(str(config.model), str(config.base_url)))
+        self.model_label.setText(
+            model_text(str(config.model), str(config.base_url), demo=config.demo_hints)
+        )
 
     def _after_next_paint(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once, just after the transcript has next painted (or after half a

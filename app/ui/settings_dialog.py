@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -506,6 +507,14 @@ class SettingsDialog(QDialog):
             errors["base_url"] = "A custom provider needs a base URL."
         if provider == "custom" and not self.model.text().strip():
             errors["model"] = "Enter the model name the server expects."
+        if (
+            provider == "openai"
+            and not self.api_key.text().strip()
+            and not os.environ.get("OPENAI_API_KEY", "").strip()
+        ):
+            # Without a key OpenAI cannot answer: refused here rather than Coco silently
+            # staying on the demo model after "Settings saved".
+            errors["api_key"] = "OpenAI needs an API key: paste yours here (or set OPENAI_API_KEY)."
         window = self.context_window.text().strip().replace("_", "").replace(",", "")
         if window:
             try:

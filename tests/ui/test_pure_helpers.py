@@ -177,3 +177,15 @@ def test_only_http_links_are_opened() -> None:
     assert not is_safe_link(QUrl("javascript:alert(1)"))
     assert not is_safe_link(QUrl("file:///etc/passwd"))
     assert not is_safe_link(QUrl("coco-copy:0"))
+
+
+def test_the_model_line_names_the_demo_only_when_it_runs() -> None:
+    from app.ui.format import model_text
+
+    assert model_text("coco-demo", "http://127.0.0.1:5000/v1", demo=True) == (
+        "coco-demo · offline demo model"
+    )
+    # A real server whose model happens to carry the demo's name is named as what it is.
+    assert model_text("coco-demo", "http://10.0.0.2:8080/v1") == (
+        "coco-demo · http://10.0.0.2:8080/v1"
+    )

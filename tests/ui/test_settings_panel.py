@@ -140,3 +140,19 @@ def test_compaction_paths_are_set_in_the_panel_and_reach_the_session(
     qtbot.waitUntil(lambda: window.session.config.server_side_compaction, timeout=5000)
     assert window.session.config.prune_tool_outputs is False
     assert saved.request_timeout == 90 and window.session.config.request_timeout == 90
+
+
+def test_openai_without_a_key_is_refused_with_the_reason(
+    qtbot: Any, make_window: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.provider.setCurrentIndex(dialog.provider.findData("openai"))
+    dialog.api_key.setText("")
+    assert not dialog.validate()
+    assert not dialog.save_button.isEnabled()
+    assert "needs an API key" in dialog._error_labels["api_key"].text()
+    dialog.api_key.setText("sk-typed-key-123")
+    assert dialog.validate() and dialog.save_button.isEnabled()
+    dialog.reject()
