@@ -82,6 +82,8 @@ class AppSettings(BaseModel):
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""
     notifications: bool = True
+    # The window's colours: follow the system, or always light or dark.
+    theme: Literal["system", "light", "dark"] = "system"
     last_session_id: str = ""
     # Seconds without an answer before a request is given up as stalled (then retried).
     request_timeout: int = DEFAULT_REQUEST_TIMEOUT

@@ -43,7 +43,7 @@ from .session_list import SessionListPanel
 from .single_instance import bring_to_front
 from .state import ActivityState
 from .status import StatusIndicator
-from .theme import colors
+from .theme import apply_theme, colors
 from .transcript import TranscriptView
 from .window_state import WindowState
 
@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
+        apply_theme(context.settings.theme)  # before the widgets take their colours
         self.controller = SessionController(context, self)
         self._closing = False
         self._close_done = False
@@ -553,8 +554,12 @@ class MainWindow(QMainWindow):
         return dialog
 
     def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
-        """Persist ``settings`` (and the key), then apply them to the open session."""
-        return self.controller.apply_settings(settings, api_key)
+        """Persist ``settings`` (and the key), then apply them to the open session; the theme
+        changes at once."""
+        applied = self.controller.apply_settings(settings, api_key)
+        if applied:
+            apply_theme(settings.theme)
+        return applied
 
     # ================================================================ export
 

@@ -331,6 +331,11 @@ class SettingsDialog(QDialog):
                        "A system notification while Coco is in the background; it names what "
                        "finished, never the contents")
         form.addRow("", self.notify)
+        self.theme = QComboBox()
+        for key, label in (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark")):
+            self.theme.addItem(label, key)
+        self._describe(self.theme, "Theme", "The window's colours, code highlighting included")
+        form.addRow("Theme", self.theme)
 
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -413,6 +418,7 @@ class SettingsDialog(QDialog):
         self.prompt.setPlainText(s.compact_prompt or default_prompt_text(s.summary_style))
         self.workspace.setText(s.workspace)
         self.notify.setChecked(s.notifications)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(s.theme)))
         self._apply_presets(load_key=True)
 
     def _effective_base_url(self) -> str:
@@ -581,6 +587,7 @@ class SettingsDialog(QDialog):
                 "compact_prompt": prompt,
                 "workspace": self.workspace.text().strip(),
                 "notifications": self.notify.isChecked(),
+                "theme": str(self.theme.currentData()),
             }
         )
 

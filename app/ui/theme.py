@@ -80,6 +80,54 @@ def colors(palette: QPalette | None = None) -> Colors:
     )
 
 
+THEMES = ("system", "light", "dark")
+_system_palette: QPalette | None = None
+
+
+def _palette(dark: bool) -> QPalette:
+    """A complete light or dark palette (Qt's Fusion colours, so every style reads it)."""
+    pal = QPalette()
+    roles = QPalette.ColorRole
+    if dark:
+        scheme = {
+            roles.Window: "#202124", roles.WindowText: "#e8eaed", roles.Base: "#17181a",
+            roles.AlternateBase: "#24262a", roles.Text: "#e8eaed", roles.Button: "#2b2d31",
+            roles.ButtonText: "#e8eaed", roles.Highlight: "#4c8dff",
+            roles.HighlightedText: "#ffffff", roles.ToolTipBase: "#2b2d31",
+            roles.ToolTipText: "#e8eaed", roles.PlaceholderText: "#9aa0a6",
+            roles.Link: "#8ab4f8", roles.Mid: "#3c4043", roles.Dark: "#101113",
+        }
+    else:
+        scheme = {
+            roles.Window: "#f6f7f9", roles.WindowText: "#1f2328", roles.Base: "#ffffff",
+            roles.AlternateBase: "#f2f4f7", roles.Text: "#1f2328", roles.Button: "#f0f2f5",
+            roles.ButtonText: "#1f2328", roles.Highlight: "#2f6fde",
+            roles.HighlightedText: "#ffffff", roles.ToolTipBase: "#ffffff",
+            roles.ToolTipText: "#1f2328", roles.PlaceholderText: "#6e7781",
+            roles.Link: "#0969da", roles.Mid: "#d0d7de", roles.Dark: "#8c959f",
+        }
+    for role, value in scheme.items():
+        pal.setColor(role, QColor(value))
+    return pal
+
+
+def apply_theme(theme: str) -> None:
+    """Light, dark, or the system's own colours, at once: every colour of the window and the
+    code highlighting is derived from the palette, and the widgets redraw on its change."""
+    global _system_palette
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication):
+        return
+    if _system_palette is None:
+        _system_palette = QPalette(QGuiApplication.palette())
+    if theme == "dark":
+        QGuiApplication.setPalette(_palette(dark=True))
+    elif theme == "light":
+        QGuiApplication.setPalette(_palette(dark=False))
+    else:
+        QGuiApplication.setPalette(_system_palette)
+
+
 def pygments_style_name(palette: QPalette | None = None) -> str:
     """A pygments style that reads on the current background."""
     return "monokai" if is_dark(palette) else "default"

@@ -156,3 +156,26 @@ def test_openai_without_a_key_is_refused_with_the_reason(
     dialog.api_key.setText("sk-typed-key-123")
     assert dialog.validate() and dialog.save_button.isEnabled()
     dialog.reject()
+
+
+def test_the_theme_switch_applies_at_once_and_follows_the_system_again(
+    qtbot: Any, make_window: Any, tmp_path: Any
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    from app.ui.theme import colors, is_dark, pygments_style_name
+
+    window = make_window()
+    system_dark = is_dark()
+    for theme, dark in (("dark", True), ("light", False)):
+        dialog = window.open_settings()
+        dialog.theme.setCurrentIndex(dialog.theme.findData(theme))
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        assert is_dark() is dark and colors().dark is dark
+        assert pygments_style_name() == ("monokai" if dark else "default")
+    saved, _ = SettingsStore(tmp_path / "config").load()
+    assert saved.theme == "light"
+    dialog = window.open_settings()
+    dialog.theme.setCurrentIndex(dialog.theme.findData("system"))
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert is_dark(QGuiApplication.palette()) is system_dark
