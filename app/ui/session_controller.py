@@ -289,13 +289,16 @@ class SessionController(QObject):
         self.state.default_stage = default_stage(config)
         if self.session is None:
             return True
-        if was_demo != self.context.using_demo:
-            # Demo ↔ real provider: a different model entirely; continue in a new session.
-            self.notice.emit("background", "Settings saved. A new session uses the new provider.")
-            self.start_new_session()
-            return True
         from app.core import ops
 
+        # A provider switch (the demo to a real one, too) keeps the conversation: the history
+        # is plain Responses items any provider reads, and a smaller window compacts first.
         self.submit(ops.UpdateConfig(config=config))
-        self.notice.emit("background", "Settings saved and applied to this session.")
+        if was_demo != self.context.using_demo:
+            self.notice.emit(
+                "background",
+                f"Settings saved. This conversation continues with {config.model}.",
+            )
+        else:
+            self.notice.emit("background", "Settings saved and applied to this session.")
         return True

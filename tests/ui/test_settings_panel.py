@@ -179,3 +179,32 @@ def test_the_theme_switch_applies_at_once_and_follows_the_system_again(
     dialog.theme.setCurrentIndex(dialog.theme.findData("system"))
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert is_dark(QGuiApplication.palette()) is system_dark
+
+
+def test_switching_from_the_demo_to_a_real_provider_keeps_the_conversation(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    from app.demo import Reply
+
+    from .helpers import type_and_send, wait_idle
+
+    window = make_window(configure=False)  # nothing configured: the demo (here, the server)
+    assert window.session.config.demo_hints
+    server.enqueue(Reply(text="demo answer"))
+    type_and_send(qtbot, window, "a question on the demo")
+    wait_idle(qtbot, window)
+    session_id = window.session.id
+    dialog = window.open_settings()
+    dialog.provider.setCurrentIndex(dialog.provider.findData("custom"))
+    dialog.base_url.setText(server.url)
+    dialog.model.setText("scripted-model")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.session.config.demo_hints, timeout=5000)
+    assert window.session.id == session_id  # the same conversation goes on
+    notices = [row.message for row in window.transcript.notice_rows("background")]
+    assert any("continues with scripted-model" in n for n in notices)
+    server.enqueue(Reply(text="real answer"))
+    type_and_send(qtbot, window, "and now?")
+    wait_idle(qtbot, window)
+    body = server.requests_to("responses")[-1].body
+    assert "a question on the demo" in json.dumps(body["input"])
