@@ -117,6 +117,7 @@ async def sample(
     on_delta: Callable[[str, str], None] | None = None,
     attempt_sink: Callable[[StreamAttempt], None] | None = None,
     extra_headers: dict[str, str] | None = None,
+    on_item: Callable[[Item], None] | None = None,
 ) -> StreamAttempt:
     """Stream ``request``; retryable failures are retried up to ``max_retries`` times, each
     announced through ``on_retry(n, max, error)`` before the backoff. Raises the last
@@ -138,6 +139,8 @@ async def sample(
                         on_delta(event.item_id, event.delta)
                 elif isinstance(event, OutputItemDone):
                     attempt.items.append(event.item)
+                    if on_item is not None:
+                        on_item(event.item)
                     item_id = event.item.get("id")
                     if isinstance(item_id, str):
                         attempt.partial_parts.pop(item_id, None)

@@ -835,6 +835,14 @@ class Session:
                 )
             self._events.put_delta(turn_id, item_id, delta)
 
+        def on_item(item: Item) -> None:
+            # A tool call is shown as soon as the model has made it, before the reply ends.
+            if item_type(item) == "function_call":
+                item_id = str(item.get("id") or item.get("call_id") or new_id("fc"))
+                self._emit(
+                    p.ItemStarted(turn_id=turn_id, item=function_call_display(item_id, item))
+                )
+
         for round_index in range(MAX_TOOL_ROUNDS):
             estimate = self._history.estimate()  # Coco's count of this request, to calibrate
             try:
@@ -846,6 +854,7 @@ class Session:
                     on_retry=self._retry_notice(turn_id),
                     on_delta=on_delta,
                     attempt_sink=attempt_box.append,
+                    on_item=on_item,
                 )
             except ProviderError as error:
                 if error.category != "context_overflow":

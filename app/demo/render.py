@@ -120,8 +120,6 @@ def responses_reply(ch: Channel, reply: Reply, ex: Exchange) -> None:
         _stream_item(ch, index, item, payload, reply)
         done_items.append(item)
         if reply.pause_after_items is not None and index + 1 == reply.pause_after_items:
-            if reply.paused is not None:
-                reply.paused.set()
             ch.wait(3600)  # until the client leaves (or the server stops)
     final = _final_response(response_id, created, ex, status, done_items, usage)
     event = {

@@ -8,7 +8,6 @@ chunks, or a unary JSON body), so one ``Reply`` works on every endpoint.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,9 +55,8 @@ class Reply:
     # to a compaction trigger, or a server compacting inside a turn's response.
     compaction: str | None = None
     # Stop after streaming this many output items and hold the stream open until the client
-    # leaves, setting ``paused`` then: a test can act at a known point of a reply.
+    # leaves: a test can act at a known point of a reply.
     pause_after_items: int | None = None
-    paused: threading.Event | None = None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,7 @@ server: each rule of the guarantee, and what a user sees when it applies."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
@@ -434,7 +432,6 @@ async def test_a_call_interrupted_before_it_ran_gets_an_output(server, make_conf
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
     session = await Session.open(make_config(workspace=ws))
-    paused = threading.Event()
     server.enqueue(
         Reply(
             function_calls=[
@@ -442,11 +439,14 @@ async def test_a_call_interrupted_before_it_ran_gets_an_output(server, make_conf
                 ToolCall("read_file", {"path": "b.txt"}, call_id="call_never"),
             ],
             pause_after_items=1,  # the first call is complete, the reply is not: Stop lands here
-            paused=paused,
         )
     )
     await session.submit(ops.UserTurn(text="read a.txt twice"))
-    assert await asyncio.to_thread(paused.wait, 10)
+    # The first call has reached the core (it is shown as soon as it is made), the reply not.
+    while True:
+        started = await collect(session, "item_started")
+        if started[-1].item.kind == "function_call":
+            break
     await session.submit(ops.Interrupt())
     events = await collect(session, "turn_complete")
     assert events[-1].status == "aborted"
