@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import protocol as p
-from .items import is_injected_context, is_message, item_type, message_text, new_id
+from .items import is_injected_context, item_type, message_text, new_id
 
 Entry = dict[str, Any]
 
@@ -124,16 +124,3 @@ def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> 
     if entry.get("undone"):
         events.append(p.CompactionUndone(item_id=item_id, tokens=int(fields["tokens_before"])))
     return events
-
-
-def user_texts_in_view(items: list[dict[str, Any]]) -> list[str]:
-    """The user messages a history holds verbatim (a compaction marker's ``in_view``)."""
-    from .compaction.prompts import is_summary_message
-
-    return [
-        message_text(item)
-        for item in items
-        if is_message(item, "user")
-        and not is_injected_context(item)
-        and not is_summary_message(item)
-    ]

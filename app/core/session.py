@@ -21,7 +21,7 @@ from .capabilities import RemoteCapabilities
 from .compaction import policy
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
-from .compaction.rebuild import build_compacted_history
+from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import Compactor
 from .config import CoreConfig
 from .event_stream import EventStream
@@ -49,7 +49,6 @@ from .replay import (
     function_call_display,
     reasoning_summary,
     replay_events,
-    user_texts_in_view,
 )
 from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
@@ -591,7 +590,7 @@ class Session:
                 else:  # written by an older version: automatic compactions were final
                     compactor.undo.turn_started()
                 self._transcript.add_compaction(
-                    _marker_from(payload), user_texts_in_view(self._history.raw_items())
+                    _marker_from(payload), real_user_messages(self._history.raw_items())
                 )
             elif kind == "compaction_undone":
                 usage = None

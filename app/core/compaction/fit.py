@@ -90,11 +90,9 @@ def fit_items(
         )
         if index is None:
             break
-        for gone in sorted(_with_partner(items, index), reverse=True):
-            total -= counts[gone]
-            del items[gone]
-            del counts[gone]
-            dropped += 1
+        removed, tokens = remove_with_partner(items, index, counts)
+        total -= tokens
+        dropped += removed
     # Leading outputs whose calls were dropped would be refused by the API.
     while items and item_type(items[0]) == "function_call_output":
         total -= counts.pop(0)
@@ -106,11 +104,9 @@ def fit_items(
             break  # nothing left that can be cut
         index, shortened, new_count = step
         if shortened is None:
-            for gone in sorted(_with_partner(items, index), reverse=True):
-                total -= counts[gone]
-                del items[gone]
-                del counts[gone]
-                dropped += 1
+            removed, tokens = remove_with_partner(items, index, counts)
+            total -= tokens
+            dropped += removed
             continue
         total += new_count - counts[index]
         items[index] = shortened
@@ -153,6 +149,20 @@ def _next_cut(
 
 def _count(item: Item, count: Callable[[str], int]) -> int:
     return count(item_text_for_count(item)) + ITEM_OVERHEAD_TOKENS
+
+
+def remove_with_partner(
+    items: list[Item], index: int, counts: list[int] | None = None
+) -> tuple[int, int]:
+    """Remove ``items[index]`` and the call or output paired with it (and their ``counts``,
+    when given); returns how many items went and the tokens they counted."""
+    removed = tokens = 0
+    for gone in sorted(_with_partner(items, index), reverse=True):
+        del items[gone]
+        if counts is not None:
+            tokens += counts.pop(gone)
+        removed += 1
+    return removed, tokens
 
 
 def _with_partner(items: list[Item], index: int) -> list[int]:

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..items import Item, item_type, last_assistant_text, user_message
+from ..items import Item, last_assistant_text, user_message
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice, sample
 from .budget import CompactionBudget, is_fragment, request_room
-from .fit import Fitted, fit_items
+from .fit import Fitted, fit_items, remove_with_partner
 from .prompts import is_summary_message
 
 # Sent to the offline demo model only (CoreConfig.demo_hints): it tells a compaction request
@@ -55,16 +55,7 @@ class LocalSummary:
 
 def drop_oldest(items: list[Item]) -> int:
     """Remove the oldest item (with the output paired to a call); returns how many went."""
-    first = items.pop(0)
-    removed = 1
-    if item_type(first) == "function_call":
-        call_id = first.get("call_id")
-        for index, item in enumerate(items):
-            if item_type(item) == "function_call_output" and item.get("call_id") == call_id:
-                del items[index]
-                removed += 1
-                break
-    return removed
+    return remove_with_partner(items, 0)[0]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from ..items import (
     new_id,
 )
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
-from ..replay import user_texts_in_view
 from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
@@ -633,7 +632,7 @@ class Compactor:
             self._history.restore(before)
             self.compacted_version, self.post_compaction_usage = previous
             raise
-        in_view = user_texts_in_view(new_items)
+        in_view = real_user_messages(new_items)
         self._transcript.add_compaction(marker, in_view)
         self.undo.offer(item_id, before)
         self._emit_usage()  # after the record: resume restores usage from the token count
