@@ -395,8 +395,7 @@ class Compactor:
         )
         # The new history as Codex builds it: kept user messages from Coco's own history, the
         # context before the last of them, the compaction item last.
-        count = self._counter.count if budget.target is not None else approx_tokens
-        context_tokens = sum(self._counter.count_item(item) for item in context)
+        count, context_tokens = self._kept_counting(budget, context)
         item_tokens = self._counter.count_item(compaction)
         kept, truncated = select_kept_messages(
             real_user_messages(history), budget.kept_budget(item_tokens, context_tokens), count
@@ -461,6 +460,15 @@ class Compactor:
             remote_form="standalone",
         )
 
+    def _kept_counting(
+        self, budget: CompactionBudget, context: list[Item]
+    ) -> tuple[Callable[[str], int], int]:
+        """How kept user messages are counted, and what the context blocks take: Coco's counter
+        when the window sizes the budget; with no window to size from, Codex's rule (its
+        20 000 tokens of bytes / 4)."""
+        count = self._counter.count if budget.target is not None else approx_tokens
+        return count, sum(self._counter.count_item(item) for item in context)
+
     def _headers(self) -> dict[str, str] | None:
         return COMPACTION_HEADERS if self._config().demo_hints else None
 
@@ -513,9 +521,7 @@ class Compactor:
                 # Never replace a usable summary with a fragment: keep the earlier one.
                 kept_previous = True
                 summary = previous if not summary else f"{previous}\n\n{summary}"
-        # With no window to size from, Codex's rule: its 20 000 tokens of bytes / 4.
-        count = self._counter.count if budget.target is not None else approx_tokens
-        context_tokens = sum(self._counter.count_item(item) for item in context)
+        count, context_tokens = self._kept_counting(budget, context)
         summary_tokens = count(summary_text(summary))
         rebuilt = build_compacted_history(
             history,
