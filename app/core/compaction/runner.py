@@ -16,7 +16,7 @@ from typing import Any, Literal
 from .. import protocol as p
 from ..capabilities import RemoteCapabilities
 from ..config import CoreConfig
-from ..history import ContextHistory
+from ..history import ContextHistory, HistorySnapshot
 from ..items import (
     Item,
     is_compaction_item,
@@ -563,7 +563,7 @@ class Compactor:
         result: _Result,
         new_items: list[Item],
         *,
-        before: Any,
+        before: HistorySnapshot,
         tokens_before: int,
         started: float,
         focus: str | None,
