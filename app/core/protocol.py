@@ -170,22 +170,26 @@ class CompactionProgress(_Event):
     trimmed: int = 0
 
 
-class ContextCompacted(_Event):
-    type: Literal["context_compacted"] = "context_compacted"
-    turn_id: str
+class CompactionMarker(BaseModel):
+    """What one compaction did: the marker the window draws, the figures a ``compacted``
+    rollout record keeps and a transcript entry holds. Its fields are named here only; the
+    event, the record and the transcript are built from it."""
+
+    model_config = ConfigDict(frozen=True)
+
     item_id: str
-    trigger: Trigger
-    strategy: Strategy
-    tokens_before: int
-    tokens_after: int
-    duration_ms: int
+    turn_id: str = ""
+    trigger: Trigger = "manual"
+    strategy: Strategy = "local"
+    tokens_before: int = 0
+    tokens_after: int = 0
+    duration_ms: int = 0
     kept_user_messages: int = 0
     kept_truncated: bool = False
     trimmed_items: int = 0
     focus: str | None = None
     summary: str = ""
     style: str = "handoff"
-    undoable: bool = True
     # The most instructions, tools and the compacted history may hold (half the auto-compact
     # limit, less the incoming message); None when the window is unknown.
     target: int | None = None
@@ -207,9 +211,41 @@ class ContextCompacted(_Event):
     # What checking the result against the target cut: dropped_messages, truncated_messages,
     # summary_truncated. None when nothing was cut.
     shrunk: dict[str, Any] | None = None
-    # The user messages the compacted history still holds verbatim (kept, or put back after
-    # it): their rows above the marker are still in the model's view. Not part of the marker.
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> CompactionMarker:
+        """The marker a ``compacted`` rollout record (or a transcript entry) holds; fields an
+        older record lacks or holds as null take their defaults."""
+        fields = {
+            key: value
+            for key, value in record.items()
+            if key in _MARKER_FIELDS and value is not None
+        }
+        fields["item_id"] = str(record.get("item_id") or "")
+        return cls.model_validate(fields)
+
+    def record(self) -> dict[str, Any]:
+        """The marker's fields as plain data, for a rollout record or a transcript entry."""
+        return self.model_dump()
+
+
+_MARKER_FIELDS = frozenset(CompactionMarker.model_fields)
+
+
+class ContextCompacted(CompactionMarker):
+    """A compaction finished: its marker (this event is one), whether Undo would undo it now, and ``in_view``,
+    the user messages the compacted history still holds verbatim (kept, or put back after
+    it), whose rows above the marker are still in the model's view."""
+
+    type: Literal["context_compacted"] = "context_compacted"
+    undoable: bool = True
     in_view: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls, marker: CompactionMarker, *, undoable: bool, in_view: list[str]
+    ) -> ContextCompacted:
+        return cls(**marker.record(), undoable=undoable, in_view=in_view)
 
 
 class CompactionUndone(_Event):

@@ -15,9 +15,6 @@ from .items import is_injected_context, item_type, message_text, new_id
 
 Entry = dict[str, Any]
 
-_MARKER_FIELDS = set(p.ContextCompacted.model_fields) - {"type", "undoable", "in_view"}
-
-
 def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Event]:
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
     compaction Undo would undo now."""
@@ -102,25 +99,27 @@ def reasoning_summary(item: dict[str, Any]) -> str:
 
 
 def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> list[p.Event]:
-    item_id = str(entry.get("item_id") or new_id("cmp"))
-    trigger = entry.get("trigger") or "manual"
-    fields = {key: entry[key] for key in _MARKER_FIELDS if entry.get(key) is not None}
-    fields.update(item_id=item_id, turn_id=turn_id or str(entry.get("turn_id") or ""))
-    fields.setdefault("trigger", trigger)
-    fields.setdefault("strategy", "local")
-    for number in ("tokens_before", "tokens_after", "duration_ms"):
-        fields.setdefault(number, 0)
+    marker = p.CompactionMarker.from_record(entry)
+    updates: dict[str, Any] = {}
+    if not marker.item_id:
+        updates["item_id"] = new_id("cmp")
+    if turn_id:
+        updates["turn_id"] = turn_id
+    if updates:
+        marker = marker.model_copy(update=updates)
     events: list[p.Event] = [
         p.ItemStarted(
-            turn_id=fields["turn_id"],
-            item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": trigger}),
+            turn_id=marker.turn_id,
+            item=p.TurnItem(
+                id=marker.item_id, kind="context_compaction", data={"trigger": marker.trigger}
+            ),
         ),
-        p.ContextCompacted(
-            **fields,
-            undoable=item_id == undo_item_id,
+        p.ContextCompacted.of(
+            marker,
+            undoable=marker.item_id == undo_item_id,
             in_view=list(entry.get("in_view") or []),
         ),
     ]
     if entry.get("undone"):
-        events.append(p.CompactionUndone(item_id=item_id, tokens=int(fields["tokens_before"])))
+        events.append(p.CompactionUndone(item_id=marker.item_id, tokens=marker.tokens_before))
     return events

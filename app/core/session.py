@@ -347,7 +347,7 @@ class Session:
 
     # ================================================================ events & persistence
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: p.Event) -> None:
         if isinstance(event, p.TokenCount):
             self._last_token_event = event
         self._events.put(event)
@@ -590,7 +590,8 @@ class Session:
                 else:  # written by an older version: automatic compactions were final
                     compactor.undo.turn_started()
                 self._transcript.add_compaction(
-                    _marker_from(payload), real_user_messages(self._history.raw_items())
+                    p.CompactionMarker.from_record(payload),
+                    real_user_messages(self._history.raw_items()),
                 )
             elif kind == "compaction_undone":
                 usage = None
@@ -1152,15 +1153,6 @@ def _title_from(first_user_text: str | None) -> str:
     if not text:
         return "New conversation"
     return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
-
-
-def _marker_from(payload: dict[str, Any]) -> dict[str, Any]:
-    """The transcript's compaction marker from a ``compacted`` rollout record."""
-    return {
-        key: value
-        for key, value in payload.items()
-        if key not in ("message", "replacement_history", "undoable")
-    }
 
 
 def _describe(error: ProviderError) -> str:

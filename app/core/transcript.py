@@ -4,9 +4,8 @@ Compaction rewrites the history, never this. Entries are plain dicts so a front 
 a resumed session without knowing the rollout format:
 
 - ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}``
-- ``{"kind": "compaction", "item_id", "trigger", "strategy", "tokens_before", "tokens_after",
-  "duration_ms", "summary", "kept_user_messages", "kept_truncated", "trimmed_items", "focus",
-  "style", "undone": bool}``
+- ``{"kind": "compaction", **CompactionMarker.record(), "undone": bool, "in_view": [str]}``
+  (the marker's fields, named once in ``protocol.CompactionMarker``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
 
 ``entries()`` adds ``in_context``: True for what the model still sees (everything below the
@@ -19,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .items import Item, is_injected_context, is_message, message_text
+from .protocol import CompactionMarker
 
 Entry = dict[str, Any]
 
@@ -42,11 +42,12 @@ class Transcript:
             if self.first_user_text is None and item.get("role") == "user":
                 self.first_user_text = message_text(item)
 
-    def add_compaction(self, marker: dict[str, Any], in_view: list[str] | None = None) -> None:
+    def add_compaction(self, marker: CompactionMarker, in_view: list[str] | None = None) -> None:
         """A compaction marker; ``in_view``: the user messages the compacted history still
         holds verbatim (their rows above the marker stay in the model's view)."""
         self._entries.append(
-            {"kind": "compaction", "undone": False, **marker, "in_view": list(in_view or [])}
+            {"kind": "compaction", "undone": False, **marker.record(),
+             "in_view": list(in_view or [])}
         )
 
     def add_note(self, kind: str, message: str) -> None:

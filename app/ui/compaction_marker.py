@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
@@ -29,6 +29,8 @@ from .widgets import RichTextView, Spinner, tool_button
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QToolButton
+
+    from app.core.protocol import CompactionMarker
 
     from .markdown import MarkdownRenderer
     from .virtual_rows import TextMetrics
@@ -71,83 +73,61 @@ class CompactionRow(TranscriptRow):
             self.figures = text
             self._changed()
 
-    def complete(
-        self,
-        *,
-        trigger: str,
-        strategy: str,
-        tokens_before: int,
-        tokens_after: int,
-        duration_ms: int,
-        summary: str = "",
-        kept_user_messages: int = 0,
-        kept_truncated: bool = False,
-        trimmed_items: int = 0,
-        focus: str | None = None,
-        style: str = "handoff",
-        undoable: bool = False,
-        undone: bool = False,
-        remote_form: str | None = None,
-        freed_share: float | None = None,
-        freed_little: bool = False,
-        summary_cut_short: bool = False,
-        kept_previous_summary: bool = False,
-        pruned_outputs: int = 0,
-        shrunk: dict[str, Any] | None = None,
-    ) -> None:
+    def complete(self, marker: CompactionMarker, *, undoable: bool = False) -> None:
         """Fill in the figures of a finished compaction."""
         self.state = "done"
-        self.summary = summary
-        self.strategy = strategy
-        self.automatic = trigger != "manual"
-        trigger_text = TRIGGER_TEXT.get(trigger, trigger)
-        strategy_text = STRATEGY_TEXT.get(strategy, strategy)
-        if strategy == "remote" and remote_form in REMOTE_FORM_TEXT:
-            strategy_text = REMOTE_FORM_TEXT[remote_form]
+        self.summary = marker.summary
+        self.strategy = marker.strategy
+        self.automatic = marker.trigger != "manual"
+        trigger_text = TRIGGER_TEXT.get(marker.trigger, marker.trigger)
+        strategy_text = STRATEGY_TEXT.get(marker.strategy, marker.strategy)
+        if marker.strategy == "remote" and marker.remote_form in REMOTE_FORM_TEXT:
+            strategy_text = REMOTE_FORM_TEXT[marker.remote_form]
         self.title = f"Context compacted · {trigger_text} · {strategy_text}"
         freed = ""
-        if freed_share is not None and tokens_before > 0:
-            percent = round(freed_share * 100)
+        if marker.tokens_before > 0:
+            percent = round(marker.freed_share * 100)
             freed = f" ({'−' if percent >= 0 else '+'}{abs(percent)} %)"
-        self.freed_little = freed_little
+        self.freed_little = marker.freed_little
+        before, after = format_tokens(marker.tokens_before), format_tokens(marker.tokens_after)
         self.figures = (
-            f"{format_tokens(tokens_before)} → {format_tokens(tokens_after)} tokens{freed}"
-            f"{' · freed little' if freed_little else ''} · {format_duration(duration_ms)}"
+            f"{before} → {after} tokens{freed}"
+            f"{' · freed little' if marker.freed_little else ''}"
+            f" · {format_duration(marker.duration_ms)}"
         )
         self.figures_tip = (
-            f"{tokens_before:,} tokens before, {tokens_after:,} after, "
-            f"in {format_duration(duration_ms)}"
+            f"{marker.tokens_before:,} tokens before, {marker.tokens_after:,} after, "
+            f"in {format_duration(marker.duration_ms)}"
         )
         info: list[str] = []
-        if kept_user_messages:
-            noun = "message" if kept_user_messages == 1 else "messages"
-            kept = f"{kept_user_messages} recent user {noun} kept verbatim"
-            if kept_truncated:
+        if marker.kept_user_messages:
+            noun = "message" if marker.kept_user_messages == 1 else "messages"
+            kept = f"{marker.kept_user_messages} recent user {noun} kept verbatim"
+            if marker.kept_truncated:
                 kept += " (the oldest one shortened)"
             info.append(kept)
-        if trimmed_items:
-            info.append(f"{trimmed_items} older item(s) trimmed to fit the compaction request")
-        if pruned_outputs:
-            noun = "output" if pruned_outputs == 1 else "outputs"
-            info.append(f"{pruned_outputs} old tool {noun} replaced by a stub")
-        if summary_cut_short:
+        if marker.trimmed_items:
+            info.append(
+                f"{marker.trimmed_items} older item(s) trimmed to fit the compaction request"
+            )
+        if marker.pruned_outputs:
+            noun = "output" if marker.pruned_outputs == 1 else "outputs"
+            info.append(f"{marker.pruned_outputs} old tool {noun} replaced by a stub")
+        if marker.summary_cut_short:
             info.append(
                 "summary cut short: the earlier summary was kept beside it"
-                if kept_previous_summary
+                if marker.kept_previous_summary
                 else "summary cut short"
             )
-        if shrunk:
+        if marker.shrunk:
             info.append("shortened to leave half the limit free")
-        if style == "checkpoint":
+        if marker.style == "checkpoint":
             info.append("checkpoint summary")
-        if focus:
-            info.append(f"focus: {focus}")
+        if marker.focus:
+            info.append(f"focus: {marker.focus}")
         self.info = " · ".join(info)
         self.undoable = undoable
-        if undone:
-            self.mark_undone()
-        else:
-            self._changed()
+        self._changed()
 
     def set_undoable(self, undoable: bool) -> None:
         undoable = undoable and self.state == "done"

@@ -92,7 +92,7 @@ class Compactor:
         provider: Callable[[], ModelProvider],
         tool_specs: Callable[[], list[dict[str, Any]]],
         initial_context: Callable[[], list[Item]],
-        emit: Callable[[Any], None],
+        emit: Callable[[p.Event], None],
         record: Callable[[str, dict[str, Any]], None],
         note: Callable[[Literal["error", "warning", "background"], str], None],
         usage_reset: Callable[[], None],
@@ -599,30 +599,30 @@ class Compactor:
         freed = tokens_before - tokens_after
         freed_share = freed / tokens_before if tokens_before > 0 else 0.0
         shown_summary = result.summary if result.strategy not in ("remote", "prune") else ""
-        marker: dict[str, Any] = {
-            "item_id": item_id,
-            "turn_id": turn_id,
-            "trigger": trigger,
-            "strategy": result.strategy,
-            "tokens_before": tokens_before,
-            "tokens_after": tokens_after,
-            "duration_ms": int((time.monotonic() - started) * 1000),
-            "summary": shown_summary,
-            "kept_user_messages": result.kept,
-            "kept_truncated": result.kept_truncated,
-            "trimmed_items": result.trimmed,
-            "focus": focus,
-            "style": config.summary_style,
-            "target": budget.target,
-            "incoming_tokens": incoming,
-            "freed_share": round(freed_share, 4),
-            "freed_little": tokens_before > 0 and freed_share < LITTLE_FREED_SHARE,
-            "summary_cut_short": result.cut_short,
-            "kept_previous_summary": result.kept_previous_summary,
-            "pruned_outputs": result.pruned_outputs,
-            "remote_form": result.remote_form,
-            "shrunk": result.shrunk,
-        }
+        marker = p.CompactionMarker(
+            item_id=item_id,
+            turn_id=turn_id,
+            trigger=trigger,
+            strategy=result.strategy,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            summary=shown_summary,
+            kept_user_messages=result.kept,
+            kept_truncated=result.kept_truncated,
+            trimmed_items=result.trimmed,
+            focus=focus,
+            style=config.summary_style,
+            target=budget.target,
+            incoming_tokens=incoming,
+            freed_share=round(freed_share, 4),
+            freed_little=tokens_before > 0 and freed_share < LITTLE_FREED_SHARE,
+            summary_cut_short=result.cut_short,
+            kept_previous_summary=result.kept_previous_summary,
+            pruned_outputs=result.pruned_outputs,
+            remote_form=result.remote_form,
+            shrunk=result.shrunk,
+        )
         try:
             self._record(
                 "compacted",
@@ -630,7 +630,7 @@ class Compactor:
                     "message": summary_text(result.summary) if shown_summary else "",
                     "replacement_history": new_items,
                     "undoable": True,
-                    **marker,
+                    **marker.record(),
                 },
             )
         except Exception:
@@ -652,7 +652,7 @@ class Compactor:
                 ),
             )
         )
-        self._emit(p.ContextCompacted(**marker, undoable=True, in_view=in_view))
+        self._emit(p.ContextCompacted.of(marker, undoable=True, in_view=in_view))
         self._emit(p.UndoAvailable(item_id=item_id))
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
