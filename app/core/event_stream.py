@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
 
-from .protocol import AgentMessageDelta
+from .protocol import AgentMessageDelta, Event
 
 
 class _PendingDelta:
@@ -37,14 +36,14 @@ class EventStream:
     """A queue of events with delta joining (see the module docstring); one consumer."""
 
     def __init__(self) -> None:
-        self._queue: deque[Any] = deque()
+        self._queue: deque[Event | _PendingDelta] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._ended = False
 
     def __len__(self) -> int:
         return len(self._queue)
 
-    def put(self, event: Any) -> None:
+    def put(self, event: Event) -> None:
         """Queue ``event`` behind everything queued before it."""
         self._queue.append(event)
         self._wake()
@@ -56,7 +55,7 @@ class EventStream:
         if queue:
             last = queue[-1]
             if (
-                type(last) is _PendingDelta
+                isinstance(last, _PendingDelta)
                 and last.item_id == item_id
                 and last.turn_id == turn_id
             ):
@@ -70,7 +69,7 @@ class EventStream:
         self._ended = True
         self._wake()
 
-    async def get(self) -> Any | None:
+    async def get(self) -> Event | None:
         """The next event (waiting for one), or ``None`` when the stream has ended."""
         while not self._queue:
             if self._ended:
@@ -81,7 +80,7 @@ class EventStream:
             finally:
                 self._waiter = None
         event = self._queue.popleft()
-        return event.event() if type(event) is _PendingDelta else event
+        return event.event() if isinstance(event, _PendingDelta) else event
 
     def _wake(self) -> None:
         waiter = self._waiter

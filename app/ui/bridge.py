@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DELTA = "agent_message_delta"
-
 
 class SessionBridge(QObject):
     """Pumps one session's events into Qt signals and submits ops to it."""
@@ -40,7 +38,7 @@ class SessionBridge(QObject):
         self.session = session
         self._pump: asyncio.Task[None] | None = None
         self._closing = False
-        self._batch: list[Any] = []
+        self._batch: list[p.Event] = []
         self._delivery: asyncio.Handle | None = None
         self.events_seen = 0  # events read from the session
         self.events_emitted = 0  # signals emitted (consecutive deltas merged)
@@ -62,7 +60,7 @@ class SessionBridge(QObject):
             async for event in self.session.events():
                 self.events_seen += 1
                 self._batch.append(event)
-                if getattr(event, "type", "") != DELTA:
+                if event.type != "agent_message_delta":
                     self._deliver()
                 elif self._delivery is None:
                     self._delivery = asyncio.get_running_loop().call_soon(self._deliver)
@@ -87,7 +85,7 @@ class SessionBridge(QObject):
             try:
                 self.event_received.emit(event)
             except Exception:
-                log.exception("A widget failed to render %s", getattr(event, "type", event))
+                log.exception("A widget failed to render %s", event.type)
 
     def submit(self, op: p.Op) -> asyncio.Future[Any]:
         """Hand ``op`` to the session; a refusal comes back as ``failed``."""
@@ -122,10 +120,10 @@ class SessionBridge(QObject):
                 log.debug("The event pump ended with an error", exc_info=True)
 
 
-def merge_deltas(events: list[Any]) -> list[Any]:
+def merge_deltas(events: list[p.Event]) -> list[p.Event]:
     """``events`` with each run of ``agent_message_delta`` for the same item (and turn) joined
     into one delta carrying the concatenated text; the order of everything else is kept."""
-    merged: list[Any] = []
+    merged: list[p.Event] = []
     run: list[str] = []
 
     def close_run() -> None:
@@ -134,10 +132,11 @@ def merge_deltas(events: list[Any]) -> list[Any]:
         run.clear()
 
     for event in events:
-        if getattr(event, "type", "") == DELTA:
+        if event.type == "agent_message_delta":
             previous = merged[-1] if run else None
             if (
                 previous is not None
+                and previous.type == "agent_message_delta"
                 and previous.item_id == event.item_id
                 and previous.turn_id == event.turn_id
             ):

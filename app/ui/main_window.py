@@ -416,14 +416,13 @@ class MainWindow(QMainWindow):
 
     # ================================================================ events
 
-    def _render(self, event: Any) -> None:
+    def _render(self, event: p.Event) -> None:
         """Show one core event (the controller's state has already taken it in)."""
         state = self.controller.state
         changes = state.changes
-        kind = event.type
         self.transcript.handle_event(event)
         self.notifications.handle_event(event)
-        if kind == "token_count":
+        if event.type == "token_count":
             self._show_usage(event)
         if "compaction_started" in changes:
             self.indicator.start_compaction(
@@ -431,22 +430,23 @@ class MainWindow(QMainWindow):
             )
         if "stage" in changes and state.compacting:
             self.indicator.set_stage(state.stage, state.trimmed, state.stage_message)
-        if kind == "context_compacted":
+        if event.type == "context_compacted":
             self.indicator.finish_compaction(
                 event.tokens_before, event.tokens_after, event.freed_little
             )
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
-        if kind in ("turn_complete", "context_compacted", "compaction_undone",
-                    "session_configured") or (
+        if event.type in ("turn_complete", "context_compacted", "compaction_undone",
+                          "session_configured") or (
             # The message just sent is in the history while the reply streams.
-            kind == "item_completed" and event.item.kind in ("user_message", "function_call_output")
+            event.type == "item_completed"
+            and event.item.kind in ("user_message", "function_call_output")
         ):
             self.refresh_model_view()
-        if kind == "turn_complete":
+        if event.type == "turn_complete":
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
-        if kind == "message_not_sent":
+        if event.type == "message_not_sent":
             self._give_back(event.text)
 
     def _give_back(self, text: str) -> None:
@@ -656,8 +656,8 @@ class MainWindow(QMainWindow):
             self.close()
             self.closed.emit()
 
-    def changeEvent(self, event: Any) -> None:
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == event.Type.PaletteChange:
+        if event.type() == QEvent.Type.PaletteChange:
             self.banner.restyle()
             QTimer.singleShot(0, self._update_controls)

@@ -12,11 +12,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+
+if TYPE_CHECKING:
+    from app.core import protocol as p
 
 log = logging.getLogger(__name__)
 
@@ -104,16 +107,15 @@ class Notifications(QObject):
         self._sink = sink
         self._turns: dict[str, _Turn] = {}
 
-    def handle_event(self, event: Any) -> None:
+    def handle_event(self, event: p.Event) -> None:
         """Follow one session event (all events may be passed; most are ignored)."""
-        kind = getattr(event, "type", "")
-        if kind == "turn_started":
+        if event.type == "turn_started":
             self._turns[event.turn_id] = _Turn(event.kind, self._clock())
-        elif kind == "context_compacted":
+        elif event.type == "context_compacted":
             turn = self._turns.get(event.turn_id)
             if turn is not None:
                 turn.compaction = (event.trigger, event.tokens_before, event.tokens_after)
-        elif kind == "turn_complete":
+        elif event.type == "turn_complete":
             turn = self._turns.pop(event.turn_id, None)
             if turn is not None:
                 self._turn_finished(turn, event.status, self._clock() - turn.started)

@@ -154,16 +154,15 @@ class SessionController(QObject):
 
     # ================================================================ events
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: p.Event) -> None:
         self.state.apply(event)
-        kind = event.type
-        if kind == "turn_started":
+        if event.type == "turn_started":
             self._awaiting_turn = False
-        elif kind == "undo_available":
+        elif event.type == "undo_available":
             self.undo_item_id = event.item_id
         self.event_received.emit(event)
-        if kind in ("turn_started", "turn_complete", "context_compacted", "compaction_undone",
-                    "undo_available"):
+        if event.type in ("turn_started", "turn_complete", "context_compacted",
+                          "compaction_undone", "undo_available"):
             self.controls_changed.emit()
 
     # ================================================================ gating

@@ -9,9 +9,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .format import retry_text
+
+if TYPE_CHECKING:
+    from app.core import protocol as p
 
 
 @dataclass
@@ -66,21 +69,20 @@ class ActivityState:
             self.compaction_item_id = None
             self.changes.append("compaction_ended")
 
-    def apply(self, event: Any) -> None:
+    def apply(self, event: p.Event) -> None:
         """Update from one core event; ``changes`` lists what moved."""
         self.changes = []
-        kind = getattr(event, "type", "")
-        if kind == "turn_started":
+        if event.type == "turn_started":
             self.turn_id = event.turn_id
             self.turn_kind = event.kind
             self.changes.append("turn_started")
             if event.kind == "compact":
                 self._start_compaction(automatic=False, item_id=None)
-        elif kind == "item_started" and event.item.kind == "context_compaction":
+        elif event.type == "item_started" and event.item.kind == "context_compaction":
             data = event.item.data
             automatic = self.turn_kind != "compact" or data.get("trigger", "manual") != "manual"
             self._start_compaction(automatic=automatic, item_id=event.item.id)
-        elif kind == "compaction_progress":
+        elif event.type == "compaction_progress":
             if not self.compacting:
                 self._start_compaction(automatic=self.turn_kind != "compact", item_id=None)
             self.stage = event.stage
@@ -88,16 +90,16 @@ class ActivityState:
             if event.trimmed:
                 self.trimmed = event.trimmed
             self.changes.append("stage")
-        elif kind == "stream_error" and self.compacting:
+        elif event.type == "stream_error" and self.compacting:
             self.stage = "retrying"
             self.stage_message = retry_text(event.message, event.attempt, event.max_attempts)
             self.changes.append("stage")
-        elif kind == "context_compacted":
+        elif event.type == "context_compacted":
             self.last_compacted = (event.tokens_before, event.tokens_after)
             self.last_compacted_at = self.clock()
             self._end_compaction()
             self.changes.append("compacted")
-        elif kind == "turn_complete":
+        elif event.type == "turn_complete":
             self._end_compaction()
             self.turn_id = None
             self.turn_kind = None

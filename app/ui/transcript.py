@@ -218,17 +218,15 @@ class TranscriptView(VirtualRowArea):
             self._compactions[item_id] = row
         return row
 
-    def complete_compaction(
-        self, item_id: str, *, dim: bool = True, in_view: list[str] | None = None, **figures: Any
-    ) -> None:
+    def complete_compaction(self, event: p.ContextCompacted, *, dim: bool = True) -> None:
         """Fill in a marker's figures and dim every row above it, except the user messages the
-        core says the model still sees (``in_view``: kept verbatim, or put back after it)."""
-        row = self.begin_compaction(item_id, figures.get("trigger") != "manual")
-        still_seen = set(in_view or ())
+        core says the model still sees (``event.in_view``: kept verbatim, or put back)."""
+        row = self.begin_compaction(event.item_id, event.trigger != "manual")
+        still_seen = set(event.in_view)
         for other in self._compactions.values():
             if other is not row:
                 other.set_undoable(False)
-        row.complete(**figures)
+        row.complete(event, undoable=event.undoable)
         if dim and row.state == "done":
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
@@ -310,12 +308,38 @@ class TranscriptView(VirtualRowArea):
 
     # -- events -----------------------------------------------------------------------------
 
-    def handle_event(self, event: Any) -> None:
+    def handle_event(self, event: p.Event) -> None:
         """Render one core event (those that concern the transcript; others are ignored)."""
-        kind = getattr(event, "type", "")
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(event)
+        if event.type == "agent_message_delta":  # the most frequent first
+            self._on_agent_message_delta(event)
+        elif event.type == "turn_started":
+            self._on_turn_started(event)
+        elif event.type == "undo_available":
+            self._on_undo_available(event)
+        elif event.type == "item_started":
+            self._on_item_started(event)
+        elif event.type == "item_completed":
+            self._on_item_completed(event)
+        elif event.type == "agent_message":
+            self._on_agent_message(event)
+        elif event.type == "context_compacted":
+            self._on_context_compacted(event)
+        elif event.type == "compaction_progress":
+            self._on_compaction_progress(event)
+        elif event.type == "compaction_undone":
+            self._on_compaction_undone(event)
+        elif event.type == "background":
+            self._on_background(event)
+        elif event.type == "message_not_sent":
+            self._on_message_not_sent(event)
+        elif event.type == "warning":
+            self._on_warning(event)
+        elif event.type == "error":
+            self._on_error(event)
+        elif event.type == "stream_error":
+            self._on_stream_error(event)
+        elif event.type == "turn_complete":
+            self._on_turn_complete(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -350,14 +374,14 @@ class TranscriptView(VirtualRowArea):
                 row.set_in_context(False)
         elif item.kind == "agent_message":
             text = _data_text(data)
-            row = self._messages.get(item.id)
-            if row is None:
-                row = self.add_message("assistant", text, item.id)
+            reply = self._messages.get(item.id)
+            if reply is None:
+                reply = self.add_message("assistant", text, item.id)
             elif text:
-                row.set_text(text)
-            self._finish_item(row)
+                reply.set_text(text)
+            self._finish_item(reply)
             if data.get("interrupted"):
-                row.set_interrupted()
+                reply.set_interrupted()
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
@@ -389,29 +413,7 @@ class TranscriptView(VirtualRowArea):
         self._finish_item(row)
 
     def _on_context_compacted(self, event: p.ContextCompacted) -> None:
-        self.complete_compaction(
-            event.item_id,
-            trigger=event.trigger,
-            strategy=event.strategy,
-            tokens_before=event.tokens_before,
-            tokens_after=event.tokens_after,
-            duration_ms=event.duration_ms,
-            summary=event.summary,
-            kept_user_messages=event.kept_user_messages,
-            kept_truncated=event.kept_truncated,
-            trimmed_items=event.trimmed_items,
-            focus=event.focus,
-            style=event.style,
-            undoable=event.undoable,
-            in_view=event.in_view,
-            remote_form=event.remote_form,
-            freed_share=event.freed_share,
-            freed_little=event.freed_little,
-            summary_cut_short=event.summary_cut_short,
-            kept_previous_summary=event.kept_previous_summary,
-            pruned_outputs=event.pruned_outputs,
-            shrunk=event.shrunk,
-        )
+        self.complete_compaction(event)
 
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
         text = event.message or STAGE_TEXT.get(event.stage, "")
@@ -466,7 +468,7 @@ class TranscriptView(VirtualRowArea):
 
     # -- resume -----------------------------------------------------------------------------
 
-    def replay(self, events: Iterable[Any]) -> None:
+    def replay(self, events: Iterable[p.Event]) -> None:
         """Draw a reopened session from the core's replay of it (``session.replay_events()``),
         through the handler live events go through: it looks as it did live. Rows are created
         for every event, widgets (and Markdown rendering) only for those on screen."""
