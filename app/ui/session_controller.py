@@ -22,7 +22,7 @@ from .state import ActivityState
 if TYPE_CHECKING:
     import asyncio
 
-    from app.core import CoreConfig, Session
+    from app.core import Session
     from app.core import protocol as p
     from app.core.settings import AppSettings
 
@@ -43,11 +43,6 @@ class Controls:
     compact_enabled: bool
     compact_reason: str  # why Compact is refused ("" when it is allowed)
     undo_enabled: bool
-
-
-def default_stage(config: CoreConfig) -> str:
-    """The compaction stage to show before the core names one."""
-    return "remote" if config.remote_compaction and config.wire_api == "responses" else "local"
 
 
 class SessionController(QObject):
@@ -94,7 +89,6 @@ class SessionController(QObject):
             self.problem.emit(f"{exc} Using the offline demo model instead.")
             self.context.offline = True
             config = self.context.core_config()
-        self.state.default_stage = default_stage(config)
         from app.core import Session
 
         opened = True
@@ -285,7 +279,6 @@ class SessionController(QObject):
             self.problem.emit(str(exc))
             return False
         self.config_applied.emit(config)
-        self.state.default_stage = default_stage(config)
         if self.session is None:
             return True
         from app.core import ops

@@ -28,10 +28,9 @@ class ActivityState:
     compaction_automatic: bool = False
     compaction_item_id: str | None = None
     compaction_started: float = 0.0
-    stage: str = "local"
+    stage: str = "starting"
     stage_message: str = ""
     trimmed: int = 0
-    default_stage: str = "local"  # "remote" when the config asks for remote compaction
     last_compacted: tuple[int, int] | None = None  # tokens before, after
     last_compacted_at: float | None = None
     changes: list[str] = field(default_factory=list)  # what the last apply() changed
@@ -58,7 +57,7 @@ class ActivityState:
         self.compaction_automatic = automatic
         self.compaction_item_id = item_id
         self.compaction_started = self.clock()
-        self.stage = self.default_stage
+        self.stage = "starting"  # until the core names the path it chose
         self.stage_message = ""
         self.trimmed = 0
         self.changes.append("compaction_started")

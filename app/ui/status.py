@@ -52,7 +52,7 @@ class StatusIndicator(QWidget):
         self._gauge_tip = ""
         self._has_percent = False
         self._automatic = False
-        self._stage = "local"
+        self._stage = "starting"
         self._stage_message = ""
         self._trimmed = 0
         self._elapsed: Callable[[], float] = lambda: 0.0

@@ -377,3 +377,31 @@ def test_a_message_too_large_for_the_window_comes_back_to_the_composer(
     assert any("not sent" in n and "4,096" in n for n in notices)
     assert not window.transcript.message_rows("user")  # nothing was added to the conversation
     assert server.requests_to("responses") == []
+
+
+def test_the_indicator_shows_the_path_the_core_chose_not_the_settings(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"remote_compaction": True})
+    chat(qtbot, window, server, "something to compact", "fine")
+    # The server refuses both remote forms: the core remembers that and compacts locally.
+    server.enqueue(Fault.status(400, "Invalid value: 'compaction_trigger'."))
+    server.enqueue(Fault.status(404, "Not Found"), "compact")
+    server.enqueue(Reply(text="SUMMARY: first."))
+    window.compact()
+    wait_idle(qtbot, window)
+    chat(qtbot, window, server, "more to compact", "fine")
+    requests = len(server.requests)
+
+    shown: list[str] = []
+    window.bridge.event_received.connect(
+        lambda event: shown.append(window.indicator.text())
+        if event.type in ("item_started", "compaction_progress") else None
+    )
+    server.enqueue(Reply(text="SUMMARY: second."))
+    window.compact()
+    wait_idle(qtbot, window)
+
+    assert len(server.requests) == requests + 1  # no remote attempt this time
+    assert shown and not any("remotely" in text for text in shown), shown
+    assert any(text.startswith("Summarising locally…") for text in shown), shown
