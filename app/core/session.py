@@ -88,6 +88,8 @@ class ReadOnlySession(Exception):
 STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
 
 
+OUTPUT_LIMIT_WARNING = "The reply stopped at the model's output limit, so it may be cut short."
+
 class Session:
     """One conversation with a model. Create with ``await Session.open(config)``."""
 
@@ -138,6 +140,7 @@ class Session:
         self._last_turn_model: str | None = None
         self._turn_items: list[Item] = []  # what the running turn added to the history
         self._tools_checked = False  # whether the server was asked if it keeps tools
+        self._said_output_limit = False  # the output-limit warning is given once a session
         self._last_usage = Usage()
         self._usage_estimated_by_provider = False
         self._last_token_event: p.TokenCount | None = None
@@ -618,7 +621,10 @@ class Session:
                         reasoning_tokens=int(payload.get("reasoning", 0)),
                     )
                 elif event_kind in ("error", "warning", "background"):
-                    self._transcript.add_note(event_kind, str(payload.get("message", "")))
+                    message = str(payload.get("message", ""))
+                    self._transcript.add_note(event_kind, message)
+                    if message.startswith(OUTPUT_LIMIT_WARNING):
+                        self._said_output_limit = True
         if usage is not None:
             self._history.set_usage(*usage)
 
@@ -891,7 +897,7 @@ class Session:
             if reply is not None:
                 last_message = reply
             if not calls:
-                self._warn_about_reply(reply, attempt)
+                self._warn_about_reply(turn_id, reply, attempt)
                 return last_message
             for call in calls:
                 await self._run_tool(turn_id, call)
@@ -909,15 +915,26 @@ class Session:
         )
         raise TurnFailed
 
-    def _warn_about_reply(self, reply: str | None, attempt: StreamAttempt) -> None:
+    def _warn_about_reply(self, turn_id: str, reply: str | None, attempt: StreamAttempt) -> None:
         """A final answer that is empty, or cut at the output limit, says so."""
         if not (reply or "").strip():
             message = (
                 "The model sent an empty reply (no text and no tool call). Try again, or "
                 "rephrase the message."
             )
+        elif attempt.stop_reason == "length" and self._said_output_limit:
+            # Said once; a server whose every reply runs to its limit (llama.cpp's default
+            # n_predict) would otherwise warn on every turn.
+            message = "This reply also stopped at the output limit."
+            self._note("background", message)
+            self._emit(p.Background(turn_id=turn_id, message=message))
+            return
         elif attempt.stop_reason == "length":
-            message = "The reply stopped at the model's output limit, so it may be cut short."
+            self._said_output_limit = True
+            message = (
+                f"{OUTPUT_LIMIT_WARNING} Ask it to go on, or raise the server's output limit "
+                "(llama.cpp: --n-predict)."
+            )
         else:
             return
         self._note("warning", message)

@@ -287,7 +287,8 @@ async def test_an_automatic_compaction_can_be_undone_until_the_next_turn(server,
 
 
 async def test_empty_and_cut_replies_say_so(server, make_config):
-    session = await Session.open(make_config())
+    config = make_config()
+    session = await Session.open(config)
     server.enqueue(Reply(text=""))
     events = await run(session, ops.UserTurn(text="hello"))
     assert any("empty reply" in w.message for w in of_type(events, "warning"))
@@ -296,7 +297,19 @@ async def test_empty_and_cut_replies_say_so(server, make_config):
     assert events[-1].status == "completed"
     assert any("output limit" in w.message for w in of_type(events, "warning"))
     assert types(events).index("warning") < types(events).index("turn_complete")
+    # Said once a session: a server whose every reply runs to its limit is not a warning
+    # every turn; later cut replies get a quiet line, also after the session is reopened.
+    server.enqueue(Reply(text="another long answer", status="incomplete"))
+    events = await run(session, ops.UserTurn(text="and more"))
+    assert not of_type(events, "warning")
+    assert any("output limit" in b.message for b in of_type(events, "background"))
     await session.close()
+    resumed = await Session.open(config, session_id=session.id)
+    server.enqueue(Reply(text="a third long answer", status="incomplete"))
+    events = await run(resumed, ops.UserTurn(text="once more"))
+    assert not of_type(events, "warning")
+    assert any("output limit" in b.message for b in of_type(events, "background"))
+    await resumed.close()
 
 
 async def test_the_long_conversation_warning_is_said_once_a_session(server, make_config):
