@@ -25,6 +25,7 @@ from .long_text import SEGMENT_CHARS, display_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
     MessageRow,
+    MessageSegmentRow,
     NoticeRow,
     ReasoningRow,
     ToolRow,
@@ -231,7 +232,9 @@ class TranscriptView(VirtualRowArea):
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
             for other in above:
-                if getattr(other, "role", None) == "user" and other.text in still_seen:
+                # A long message is drawn in parts: each part is as much in view as its message.
+                message = other.message if isinstance(other, MessageSegmentRow) else other
+                if getattr(message, "role", None) == "user" and message.text in still_seen:
                     continue
                 other.set_in_context(False)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 
 from app.core.compaction.prompts import summary_prefix
 from app.core.items import message_text
@@ -405,3 +406,30 @@ def test_the_indicator_shows_the_path_the_core_chose_not_the_settings(
     assert len(server.requests) == requests + 1  # no remote attempt this time
     assert shown and not any("remotely" in text for text in shown), shown
     assert any(text.startswith("Summarising locally…") for text in shown), shown
+
+
+def test_a_long_kept_message_stays_in_view_in_every_part(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    long_question = "\n\n".join(f"Paragraph {n}: " + "words to keep " * 40 for n in range(12))
+    QGuiApplication.clipboard().setText(long_question)  # pasted, as such a message is
+    window.composer.edit.setFocus()
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    server.enqueue(Reply(text="first answer"))
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    question = window.transcript.message_rows()[0]
+    assert question.segments  # drawn in parts
+    server.enqueue(Reply(text="SUMMARY: a long question."))
+    window.compact()
+    wait_idle(qtbot, window)
+
+    marker = window.transcript.compaction_rows()[0]
+    above = window.transcript.rows[: window.transcript.rows.index(marker)]
+    assert question in above and all(part in above for part in question.segments)
+    # Kept verbatim by the compaction: the message and each of its parts are still in view.
+    assert window.session.history()[0]["content"][0]["text"] == long_question
+    assert question.in_context and all(part.in_context for part in question.segments)
+    answer = next(r for r in above if getattr(r, "role", None) == "assistant")
+    assert not answer.in_context
