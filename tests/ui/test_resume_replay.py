@@ -68,8 +68,15 @@ def test_a_reopened_session_renders_exactly_as_it_did_live(
     send(qtbot, window, "the message that does not fit")
     server.enqueue(Reply(text="last answer"))
     send(qtbot, window, "last question")
+    # A compaction whose request overflows once: it says, while running, that it left older
+    # items out (a background line drawn below its marker).
+    server.enqueue(Fault.overflow())
+    server.enqueue(Reply(text="summary four"))
+    send(qtbot, window, "/compact")
 
     live = snapshot(window)
+    trimmed = next(i for i, e in enumerate(live) if e[0] == "notice" and "Trimmed" in e[2])
+    assert live[trimmed - 1][0] == "marker"
     kinds = {entry[0] for entry in live}
     assert {"message", "marker", "notice", "tool"} <= kinds
     assert any(entry[0] == "marker" and entry[4] == "undone" for entry in live)

@@ -129,6 +129,9 @@ class Compactor:
         # Where the last compaction left the usage: the loop guard measures growth from it.
         self.post_compaction_usage: int | None = None
         self.warned = False  # the "long conversations" warning is said once a session
+        # Background lines said while a compaction runs: shown at once, recorded after its
+        # marker (or its failure), where the window drew them live (below the running marker).
+        self._held_notes: list[str] | None = None
 
     # ------------------------------------------------------------------ figures
 
@@ -200,6 +203,33 @@ class Compactor:
         history, counts, tail = everything[:cut], all_counts[:cut], everything[cut:]
         incoming = sum(all_counts[cut:])
         budget = self.budget(incoming)
+        self._held_notes = []
+        try:
+            return await self._run_and_apply(
+                turn_id, item_id, trigger, history, counts, tail, budget,
+                focus=focus, model=model, before=before, tokens_before=tokens_before,
+                started=started, incoming=incoming,
+            )
+        finally:
+            self._record_held_notes()
+
+    async def _run_and_apply(
+        self,
+        turn_id: str,
+        item_id: str,
+        trigger: p.Trigger,
+        history: list[Item],
+        counts: list[int],
+        tail: list[Item],
+        budget: CompactionBudget,
+        *,
+        focus: str | None,
+        model: str | None,
+        before: HistorySnapshot,
+        tokens_before: int,
+        started: float,
+        incoming: int,
+    ) -> bool:
         try:
             result = await self._run_path(
                 turn_id, trigger, history, counts, budget, focus=focus, model=model
@@ -640,6 +670,7 @@ class Compactor:
             raise
         in_view = real_user_messages(new_items)
         self._transcript.add_compaction(marker, in_view)
+        self._record_held_notes()
         self.undo.offer(item_id, before)
         self._emit_usage()  # after the record: resume restores usage from the token count
         self._emit(
@@ -686,10 +717,19 @@ class Compactor:
     def _say(self, turn_id: str, message: str) -> None:
         """A background line about this compaction, kept in the transcript (it is shown again
         when the session is reopened)."""
-        self._note("background", message)
+        if self._held_notes is not None:
+            self._held_notes.append(message)
+        else:
+            self._note("background", message)
         self._emit(p.Background(turn_id=turn_id, message=message))
 
+    def _record_held_notes(self) -> None:
+        held, self._held_notes = self._held_notes or [], None
+        for message in held:
+            self._note("background", message)
+
     def _fail(self, turn_id: str, message: str, kind: p.ErrorKind) -> None:
+        self._record_held_notes()
         self._note("error", message)
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
 
