@@ -39,6 +39,9 @@ class CoreConfig(BaseModel):
     # The offline demo model: requests carry ``x-coco-request-kind`` so it knows a compaction
     # request without guessing. Never sent to any other server.
     demo_hints: bool = False
+    # Whose server this is, for the window's status line ("llama.cpp", "OpenAI"); empty
+    # for a custom server or the demo.
+    provider_name: str = ""
     compact_prompt: str | None = None
     compaction_model: str | None = None
     summary_style: Literal["handoff", "checkpoint"] = "handoff"

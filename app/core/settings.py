@@ -286,6 +286,9 @@ def build_core_config(
         "prune_tool_outputs": settings.prune_tool_outputs,
         "server_side_compaction": settings.server_side_compaction,
         "demo_hints": settings.provider == "demo",
+        "provider_name": (
+            "" if settings.provider in ("demo", "custom") else _PROVIDER_NAMES[settings.provider]
+        ),
         "summary_style": settings.summary_style,
         "compaction_model": settings.compaction_model or None,
         "compact_prompt": settings.compact_prompt or None,

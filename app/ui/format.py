@@ -114,12 +114,13 @@ def progress_text(
     return f"{prefix}{text} {elapsed_s:.1f} s"
 
 
-def model_text(model: str, base_url: str, demo: bool = False) -> str:
-    """The status bar's model line: ``gpt-4o · https://api.openai.com/v1``; the offline demo
-    model only when the session really runs on it (not whenever a model is so named)."""
+def model_text(model: str, base_url: str, demo: bool = False, provider: str = "") -> str:
+    """The status bar's model line: ``llama.cpp · gemma-3 · http://127.0.0.1:8080/v1`` (the
+    provider named when it is a known one); the offline demo model only when the session
+    really runs on it (not whenever a model is so named)."""
     if demo:
         return f"{model} · offline demo model"
-    return f"{model} · {base_url}"
+    return " · ".join(part for part in (provider, model, base_url) if part)
 
 
 def retry_text(message: str, attempt: int, max_attempts: int) -> str:

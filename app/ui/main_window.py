@@ -370,7 +370,10 @@ class MainWindow(QMainWindow):
     def _show_config(self, config: CoreConfig) -> None:
         self.banner.setVisible(self.context.using_demo)
         self.model_label.setText(
-            model_text(str(config.model), str(config.base_url), demo=config.demo_hints)
+            model_text(
+                str(config.model), str(config.base_url), demo=config.demo_hints,
+                provider=config.provider_name,
+            )
         )
 
     def _after_next_paint(self, callback: Callable[[], None]) -> None:

@@ -143,6 +143,17 @@ def test_detected_window_is_used_only_when_none_is_typed() -> None:
     assert build_core_config(typed, api_key="", data_dir=DATA, env={}).context_window == 8000
 
 
+def test_the_config_names_a_known_provider_for_the_status_line() -> None:
+    def name(provider: str) -> str:
+        settings = AppSettings(provider=provider, model="m", base_url="http://127.0.0.1:9/v1")
+        return build_core_config(settings, api_key="k", data_dir=DATA, env={}).provider_name
+
+    assert name("llamacpp") == "llama.cpp"
+    assert name("ollama") == "Ollama"
+    assert name("openai") == "OpenAI"
+    assert name("custom") == ""  # a custom server is named by its address alone
+
+
 def test_demo_config() -> None:
     config = build_core_config(
         AppSettings(provider="demo", model="ignored"),

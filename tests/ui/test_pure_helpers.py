@@ -189,3 +189,6 @@ def test_the_model_line_names_the_demo_only_when_it_runs() -> None:
     assert model_text("coco-demo", "http://10.0.0.2:8080/v1") == (
         "coco-demo · http://10.0.0.2:8080/v1"
     )
+    assert model_text("gemma-3", "http://127.0.0.1:8080/v1", provider="llama.cpp") == (
+        "llama.cpp · gemma-3 · http://127.0.0.1:8080/v1"
+    )
