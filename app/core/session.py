@@ -88,6 +88,23 @@ class ReadOnlySession(Exception):
 STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
 
 
+
+def describe_config_change(old: CoreConfig, new: CoreConfig) -> str:
+    """What a settings change means for the conversation, in words ("" when nothing the
+    session uses changed): the model it continues with, or that the settings now apply."""
+    if (old.model, old.base_url, old.wire_api) != (new.model, new.base_url, new.wire_api):
+        if new.demo_hints:
+            where = " (the offline demo model)"
+        else:
+            server = new.provider_name or redact_url(
+                new.base_url, [new.api_key.get_secret_value()]
+            )
+            where = f" on {server}"
+        return f"This conversation continues with {new.model}{where}."
+    if old != new:
+        return "Settings applied to this session."
+    return ""
+
 OUTPUT_LIMIT_WARNING = "The reply stopped at the model's output limit, so it may be cut short."
 
 class Session:
@@ -342,6 +359,12 @@ class Session:
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
         self._emit(self._token_event())
+        change = describe_config_change(old, config)
+        if change:
+            # Kept with the conversation (shown again when it is reopened) once it has begun.
+            if len(self._transcript):
+                self._note("background", change)
+            self._emit(p.Background(message=change))
 
     def _get_provider(self) -> ModelProvider:
         if self._provider is None:

@@ -260,13 +260,11 @@ class SessionController(QObject):
             return
         settings = self.context.settings.model_copy(update={"model": name.strip()})
         self.apply_settings(settings, None)
-        self.notice.emit("background", f"Model switched to {name.strip()}.")
 
     # ================================================================ settings
 
     def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
         """Persist ``settings`` (and the key), then apply them to the open session."""
-        was_demo = self.context.using_demo
         try:
             self.context.save_settings(settings, api_key)
         except (OSError, ValueError) as exc:
@@ -285,12 +283,6 @@ class SessionController(QObject):
 
         # A provider switch (the demo to a real one, too) keeps the conversation: the history
         # is plain Responses items any provider reads, and a smaller window compacts first.
+        # The core says what the change means for the conversation, and keeps that line.
         self.submit(ops.UpdateConfig(config=config))
-        if was_demo != self.context.using_demo:
-            self.notice.emit(
-                "background",
-                f"Settings saved. This conversation continues with {config.model}.",
-            )
-        else:
-            self.notice.emit("background", "Settings saved and applied to this session.")
         return True

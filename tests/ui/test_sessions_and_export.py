@@ -190,6 +190,10 @@ def test_model_command_switches_the_session_model(
     type_and_send(qtbot, window, "/model gpt-test-2")
     qtbot.waitUntil(lambda: window.session.config.model == "gpt-test-2", timeout=5000)
     assert window.context.settings.model == "gpt-test-2"
+    qtbot.waitUntil(lambda: any(
+        "continues with gpt-test-2" in row.message
+        for row in window.transcript.notice_rows("background")
+    ), timeout=5000)
     server.enqueue(Reply(text="hi"))
     type_and_send(qtbot, window, "hello")
     wait_idle(qtbot, window)

@@ -208,3 +208,10 @@ def test_switching_from_the_demo_to_a_real_provider_keeps_the_conversation(
     wait_idle(qtbot, window)
     body = server.requests_to("responses")[-1].body
     assert "a question on the demo" in json.dumps(body["input"])
+    # The core said it, so the line is kept with the conversation and shown when reopened.
+    new_session = window.start_new_session()
+    qtbot.waitUntil(new_session.done, timeout=5000)
+    reopened = window._schedule_open(session_id)
+    qtbot.waitUntil(reopened.done, timeout=5000)
+    notices = [row.message for row in window.transcript.notice_rows("background")]
+    assert any("continues with scripted-model" in n for n in notices)
