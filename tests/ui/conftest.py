@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.ui.loop import install_asyncgen_hooks, release_loop_timers
@@ -171,3 +172,33 @@ def close_window(qtbot: Any, window: Any) -> None:
     window.deleteLater()
     # Delete it now, inside this test, rather than during the next test's event processing.
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+@pytest.fixture(autouse=True)
+def main_thread_blocks(qapp: Any, request: Any) -> Iterator[None]:
+    """With ``COCO_BLOCK_REPORT=<file>``, measure the longest time the window's thread went
+    without running its event loop during each test (a 1 ms timer's longest gap) and append
+    ``<ms>\t<test>`` to the file: a measurement for the closing notes, not an assertion. The
+    gap includes what the test itself does on that thread (typing, building inputs)."""
+    report = os.environ.get("COCO_BLOCK_REPORT")
+    if not report:
+        yield
+        return
+    last = [time.perf_counter()]
+    worst = [0.0]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        worst[0] = max(worst[0], now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(tick)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.stop()
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(f"{worst[0] * 1000:.1f}\t{request.node.nodeid}\n")
