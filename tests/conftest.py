@@ -17,6 +17,12 @@ REPO = Path(__file__).resolve().parents[1]
 TIKTOKEN_CACHE = Path(
     os.environ.get("TIKTOKEN_CACHE_DIR") or REPO.parent / "shared" / "data" / "tiktoken-cache"
 )
+# Tests of what exact counts make possible: skipped where tiktoken's file cannot be had (a fresh
+# clone without ../shared; the app then counts approximately, which the other tests cover).
+needs_tiktoken = pytest.mark.skipif(
+    not (TIKTOKEN_CACHE.is_dir() and any(TIKTOKEN_CACHE.iterdir())),
+    reason="tiktoken's file is not on this machine (set TIKTOKEN_CACHE_DIR to its folder)",
+)
 TEST_KEY = "sk-test-SECRET-4f9a2c"
 
 

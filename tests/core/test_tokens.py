@@ -17,11 +17,10 @@ import tiktoken
 from app.core import tokens
 from app.core.items import assistant_message, function_call, user_message
 from app.core.tokens import TokenCounter, approx_tokens, encoding_name_for_model, truncate_middle
+from tests.conftest import TIKTOKEN_CACHE, needs_tiktoken
 
-SHARED_CACHE = Path("/work/shared/data/tiktoken-cache")
-needs_cache = pytest.mark.skipif(
-    not SHARED_CACHE.is_dir(), reason="shared tiktoken cache folder is missing"
-)
+SHARED_CACHE = TIKTOKEN_CACHE
+needs_cache = needs_tiktoken
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from app.core.compaction.budget import compaction_budget
 from app.core.compaction.prompts import summary_prefix
 from app.core.tokens import TokenCounter
 from app.demo import CompactReply, Fault, Reply, ToolCall
-from tests.conftest import collect, input_texts, of_type, run, types
+from tests.conftest import collect, input_texts, needs_tiktoken, of_type, run, types
 
 PREFIX = summary_prefix()
 WINDOW = 4_096
@@ -369,6 +369,7 @@ async def test_the_context_view_counts_as_the_gauge_does(server, make_config, tm
     await session.close()
 
 
+@needs_tiktoken
 async def test_a_local_servers_counts_calibrate_the_size_check(server, make_config, tmp_path):
     # A local model whose tokenizer counts three times what Coco does (the ratio's ceiling).
     config = make_config(wire_api="chat", context_window=WINDOW)
