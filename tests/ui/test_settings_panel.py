@@ -199,10 +199,13 @@ def test_switching_from_the_demo_to_a_real_provider_keeps_the_conversation(
     dialog.base_url.setText(server.url)
     dialog.model.setText("scripted-model")
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.session.config.demo_hints, timeout=5000)
+    # The core applies the settings and says so; the window shows the line when it arrives.
+    qtbot.waitUntil(lambda: any(
+        "continues with scripted-model" in row.message
+        for row in window.transcript.notice_rows("background")
+    ), timeout=5000)
+    assert not window.session.config.demo_hints
     assert window.session.id == session_id  # the same conversation goes on
-    notices = [row.message for row in window.transcript.notice_rows("background")]
-    assert any("continues with scripted-model" in n for n in notices)
     server.enqueue(Reply(text="real answer"))
     type_and_send(qtbot, window, "and now?")
     wait_idle(qtbot, window)
