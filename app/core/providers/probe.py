@@ -30,6 +30,12 @@ from ..config import CoreConfig
 ServerKind = Literal["llama.cpp", "lmstudio", "ollama"]
 PROBE_TIMEOUT = 5.0
 _ORDER: tuple[ServerKind, ...] = ("llama.cpp", "lmstudio", "ollama")
+# Each server's name in words, for messages.
+SERVER_NAMES: dict[str, str] = {
+    "llama.cpp": "llama.cpp",
+    "lmstudio": "LM Studio",
+    "ollama": "Ollama",
+}
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
@@ -172,9 +178,7 @@ def tools_warning(info: ServerInfo, base_url: str) -> str | None:
     """The one-time warning when the server drops tool definitions, else ``None``."""
     if info.supports_tools is not False:
         return None
-    where = {"llama.cpp": "llama.cpp", "lmstudio": "LM Studio", "ollama": "Ollama"}.get(
-        info.kind or "", "The server"
-    )
+    where = SERVER_NAMES.get(info.kind or "", "The server")
     return (
         f"{where} at {base_url} reports that this model's chat template has no tool support, "
         "so the model is not shown the workspace tools and cannot read or list your files. "
