@@ -591,11 +591,12 @@ class MainWindow(QMainWindow):
         path, fmt = choice
         from .export import transcript_to_json, transcript_to_markdown
 
-        entries = self.session.transcript()
         title = self.windowTitle().split(" — ")[0]
-        render = transcript_to_json if fmt == "json" else transcript_to_markdown
-        text = render(entries, title=title, session_id=self.session.id,
-                      model=self.session.config.model)
+        meta = {"title": title, "session_id": self.session.id, "model": self.session.config.model}
+        if fmt == "json":  # the record as the core keeps it
+            text = transcript_to_json(self.session.transcript(), **meta)
+        else:  # what the window shows, from the events that draw it
+            text = transcript_to_markdown(self.session.replay_events(), **meta)
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
