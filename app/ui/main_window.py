@@ -274,6 +274,7 @@ class MainWindow(QMainWindow):
         self.sessions.session_activated.connect(lambda sid: self.controller.schedule_open(sid))
         self.sessions.new_session_requested.connect(lambda: self.start_new_session())
         self.sessions.session_deleted.connect(lambda sid: self.controller.session_deleted(sid))
+        self.sessions.deleter = self.controller.delete_session  # closes the open one first
         self.sessions.session_renamed.connect(self._on_session_renamed)
         self.sessions.problem.connect(self.show_problem)
 

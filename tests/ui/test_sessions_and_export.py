@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from app.demo import Reply
 from app.ui.main_window import DEMO_BANNER
 
-from .conftest import close_window
+from .conftest import close_window, run
 from .helpers import type_and_send, wait_idle
 
 
@@ -73,12 +73,12 @@ def test_rename_and_delete_moves_the_file_to_the_trash(
     assert "cannot be empty" in window.transcript.notice_rows("error")[-1].message
 
     panel.confirm_delete = lambda title: False  # the user says no
-    assert not panel.delete_session(session_id, "Renamed one")
+    assert panel.delete_session(session_id, "Renamed one") is None
     assert panel.session_ids() == [session_id]
 
     asked: list[str] = []
     panel.confirm_delete = lambda title: asked.append(title) or True
-    assert panel.delete_session(session_id, "Renamed one")
+    assert run(qtbot, panel.delete_session(session_id, "Renamed one"))
     assert asked == ["Renamed one"]
     assert panel.session_ids() == []
     trash = tmp_path / "data" / "sessions" / "trash"
