@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import events, ops
     from .config import CoreConfig
-    from .connection import ConnectionReport, ServerReport, check_connection, detect_server
+    from .connection import ConnectionReport, ServerInfo, check_connection, detect_server
     from .session import Session
     from .sessions import SessionActionError, SessionInfo, SessionLibrary
 
 __all__ = [
     "ConnectionReport",
     "CoreConfig",
-    "ServerReport",
+    "ServerInfo",
     "Session",
     "SessionActionError",
     "SessionInfo",
@@ -37,7 +37,7 @@ _LAZY = {
     "ops": None,
     # The services a front end uses beside the open session.
     "ConnectionReport": ".connection",
-    "ServerReport": ".connection",
+    "ServerInfo": ".connection",
     "check_connection": ".connection",
     "detect_server": ".connection",
     "SessionActionError": ".sessions",

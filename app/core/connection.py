@@ -12,12 +12,14 @@ and the API key never appears in what they return.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .config import CoreConfig
 from .providers.base import ProviderError
-from .providers.probe import PROBE_TIMEOUT, SERVER_NAMES, ServerInfo, ServerKind, probe_server
+from .providers.probe import PROBE_TIMEOUT, ServerInfo, ServerKind, probe_server
 from .secrets import redact_url
+
+__all__ = ["ConnectionReport", "ServerInfo", "check_connection", "detect_server"]
 
 log = logging.getLogger(__name__)
 
@@ -34,40 +36,6 @@ MIN_KEY_CHARS = 8
 
 
 @dataclass(frozen=True)
-class ServerReport:
-    """What a local server said about itself; ``None`` where it said nothing."""
-
-    kind: ServerKind | None = None
-    context_window: int | None = None
-    supports_tools: bool | None = None
-
-    @property
-    def name(self) -> str:
-        """The server's name in words ("llama.cpp", "Ollama", "LM Studio", "The server")."""
-        return SERVER_NAMES.get(self.kind or "", "The server")
-
-    @property
-    def answered(self) -> bool:
-        return self.kind is not None
-
-    def describe(self) -> str:
-        """One sentence on the window and tools ("" when the server said nothing)."""
-        parts: list[str] = []
-        if self.context_window is not None:
-            parts.append(f"reports a context window of {self.context_window:,} tokens")
-        if self.supports_tools is False:
-            parts.append(
-                "says this model's chat template has no tool support (the model cannot see "
-                "the workspace tools)"
-            )
-        elif self.supports_tools:
-            parts.append("supports tools")
-        if not parts:
-            return ""
-        return f"{self.name} " + " and ".join(parts) + "."
-
-
-@dataclass(frozen=True)
 class ConnectionReport:
     """The outcome of a connection test, in words and in figures."""
 
@@ -76,34 +44,22 @@ class ConnectionReport:
     models: tuple[str, ...] = ()
     model_listed: bool | None = None  # whether the configured model is among ``models``
     status: int | None = None  # the HTTP status of a failure, when there was one
-    server: ServerReport = ServerReport()
-
-
-def server_kind_for(provider: str) -> tuple[bool, ServerKind | None]:
-    """(whether ``provider``'s server may report its window, which server to ask first)."""
-    return provider in LOCAL_SERVER_KINDS, LOCAL_SERVER_KINDS.get(provider)
-
-
-def _report(info: ServerInfo) -> ServerReport:
-    return ServerReport(info.kind, info.context_window, info.supports_tools)
+    server: ServerInfo = field(default_factory=ServerInfo)  # what a local server said
 
 
 async def detect_server(
     base_url: str, model: str, *, provider: str, api_key: str = "", timeout: float = PROBE_TIMEOUT
-) -> ServerReport:
+) -> ServerInfo:
     """Ask the local server at ``base_url`` for its window and tool support. An empty report
     when ``provider`` is not a local one, or the server said nothing (never raises)."""
-    local, prefer = server_kind_for(provider)
-    if not local or not base_url.strip():
-        return ServerReport()
+    if provider not in LOCAL_SERVER_KINDS or not base_url.strip():
+        return ServerInfo()
+    prefer = LOCAL_SERVER_KINDS[provider]
     try:
-        info = await probe_server(
-            base_url, model, api_key=api_key, prefer=prefer, timeout=timeout
-        )
-    except Exception:
+        return await probe_server(base_url, model, api_key=api_key, prefer=prefer, timeout=timeout)
+    except Exception:  # the probe answers failures itself; anything else only drops the hint
         log.debug("Probing %s failed", redact_url(base_url, [api_key]), exc_info=True)
-        return ServerReport()
-    return _report(info)
+        return ServerInfo()
 
 
 def _models_text(config: CoreConfig, models: list[str]) -> tuple[str, bool | None]:
@@ -152,7 +108,6 @@ async def check_connection(config: CoreConfig, *, provider: str = "custom") -> C
         provider=provider,
         api_key=config.api_key.get_secret_value(),
     )
-    about = server.describe()
-    if about:
+    if about := server.describe():
         message = f"{message} {about}"
     return ConnectionReport(True, _clean(message, config), tuple(models), listed, None, server)

@@ -1,5 +1,5 @@
-"""The saved sessions as a front end manages them: list, search, rename and delete, in step with
-the sessions open in this process.
+"""The saved sessions as a front end manages them: listed, renamed and deleted in step with the
+sessions open in this process.
 
 A session's rollout has one writer: the open :class:`~app.core.session.Session` (which holds
 the session's lock). So :class:`SessionLibrary` renames an open session through that session's
@@ -12,7 +12,6 @@ message says what happened, for the user.
 
 from __future__ import annotations
 
-import builtins
 import logging
 import weakref
 from pathlib import Path
@@ -72,17 +71,8 @@ class SessionLibrary:
         return self.sessions_dir / TRASH_DIR
 
     def index(self) -> SessionIndex:
+        """The list as saved now (``list()``, ``search(query)``, ``get(id)``), read afresh."""
         return SessionIndex(self.sessions_dir)
-
-    # -------------------------------------------------------------------------- queries
-
-    def list(self) -> builtins.list[SessionInfo]:
-        """Every session, most recently updated first."""
-        return self.index().list()
-
-    def search(self, query: str) -> builtins.list[SessionInfo]:
-        """Sessions whose title or messages contain ``query`` (any case), newest first."""
-        return self.index().search(query)
 
     def get(self, session_id: str) -> SessionInfo | None:
         return self.index().get(session_id)
@@ -119,7 +109,7 @@ class SessionLibrary:
         except (OSError, ValueError, ReadOnlySession) as exc:  # each says why in words
             raise SessionActionError(f"Could not rename the session: {_words(exc)}") from exc
         info = index.get(session_id)
-        if info is None:  # pragma: no cover - both paths above leave an entry
+        if info is None:
             raise SessionActionError("That session no longer exists.")
         return info
 

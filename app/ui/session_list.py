@@ -297,7 +297,10 @@ class SessionListPanel(QWidget):
         delete = self.deleter or self.library().delete
         try:
             await delete(session_id)
-        except SessionActionError as exc:
+        except Exception as exc:  # said in words, never raised into Qt
+            if not isinstance(exc, SessionActionError):
+                log.exception("Deleting session %s failed", session_id)
+                exc = SessionActionError(f"Could not delete the session: {exc}")
             self.problem.emit(str(exc))
             self.refresh()
             return False

@@ -17,8 +17,6 @@ from tests.file_handles import count_writers, needs_proc, open_handles, windows_
 from .conftest import run
 from .helpers import assistant_texts, type_and_send, wait_idle
 
-pytestmark = needs_proc
-
 
 def chat(qtbot: Any, window: Any, server: Any, text: str) -> None:
     server.enqueue(Reply(text=f"answer to {text}"))
@@ -30,6 +28,7 @@ def list_item(panel: Any, session_id: str) -> Any:
     return panel.list.item(panel.session_ids().index(session_id))
 
 
+@needs_proc
 def test_renaming_the_open_session_keeps_one_writer_and_the_title(
     qtbot: Any, make_window: Any, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -65,6 +64,7 @@ def test_renaming_the_open_session_keeps_one_writer_and_the_title(
     ]
 
 
+@needs_proc
 def test_deleting_the_open_session_closes_it_first_and_the_window_goes_on(
     qtbot: Any, make_window: Any, server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
