@@ -66,6 +66,14 @@ def make_title(text: str) -> str:
     return title
 
 
+def _given_title(title: str) -> str:
+    """A title the user typed, trimmed; ``ValueError`` when nothing is left."""
+    title = title.strip()
+    if not title:
+        raise ValueError("A session title cannot be empty")
+    return title
+
+
 def _record_item(record: RolloutRecord) -> Item:
     # A response_item payload is the item itself; tolerate an {"item": {...}} wrapper too.
     wrapped = record.payload.get("item")
@@ -316,9 +324,7 @@ class SessionIndex:
         :class:`SessionInUse` when a writer holds the session and ``RolloutWriteError`` when
         the file cannot be written.
         """
-        title = title.strip()
-        if not title:
-            raise ValueError("A session title cannot be empty")
+        title = _given_title(title)
         path = rollout_path(self.sessions_dir, session_id)
         with self._lock:
             if session_id not in self._entries:
@@ -333,9 +339,7 @@ class SessionIndex:
         """Record in the index a title the session's own writer has just written to its
         rollout (the rollout is not touched). A session not indexed yet is read from its
         rollout."""
-        title = title.strip()
-        if not title:
-            raise ValueError("A session title cannot be empty")
+        title = _given_title(title)
         path = rollout_path(self.sessions_dir, session_id)
         with self._lock:
             if session_id not in self._entries:

@@ -73,14 +73,21 @@ async def test_renaming_the_open_session_writes_through_its_own_writer(
     assert not lock_path(session.rollout_path).exists()
 
 
-async def test_renaming_a_closed_session_holds_its_lock_and_releases_it(
+async def saved_session(
     make_config: Callable[..., CoreConfig], server: ModelServer
-) -> None:
+) -> tuple[CoreConfig, Session, SessionLibrary]:
+    """A session with one turn, closed again, and the library of its folder."""
     config = make_config()
     session = await Session.open(config)
     await chat(session, server, "hello")
     await session.close()
-    library = SessionLibrary(config.sessions_dir)
+    return config, session, SessionLibrary(config.sessions_dir)
+
+
+async def test_renaming_a_closed_session_holds_its_lock_and_releases_it(
+    make_config: Callable[..., CoreConfig], server: ModelServer
+) -> None:
+    config, session, library = await saved_session(make_config, server)
     assert library.open_session(session.id) is None
 
     assert library.rename(session.id, "Closed one").title == "Closed one"
@@ -96,11 +103,7 @@ async def test_renaming_a_closed_session_holds_its_lock_and_releases_it(
 async def test_a_session_another_writer_holds_is_neither_renamed_nor_deleted(
     make_config: Callable[..., CoreConfig], server: ModelServer
 ) -> None:
-    config = make_config()
-    session = await Session.open(config)
-    await chat(session, server, "hello")
-    await session.close()
-    library = SessionLibrary(config.sessions_dir)
+    _, session, library = await saved_session(make_config, server)
     size = session.rollout_path.stat().st_size
 
     with SessionLock.acquire(session.rollout_path):  # as another Coco process would
