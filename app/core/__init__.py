@@ -12,11 +12,38 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import events, ops
     from .config import CoreConfig
+    from .connection import ConnectionReport, ServerInfo, check_connection, detect_server
     from .session import Session
+    from .sessions import SessionActionError, SessionInfo, SessionLibrary
 
-__all__ = ["CoreConfig", "Session", "events", "ops"]
+__all__ = [
+    "ConnectionReport",
+    "CoreConfig",
+    "ServerInfo",
+    "Session",
+    "SessionActionError",
+    "SessionInfo",
+    "SessionLibrary",
+    "check_connection",
+    "detect_server",
+    "events",
+    "ops",
+]
 
-_LAZY = {"CoreConfig": ".config", "Session": ".session", "events": None, "ops": None}
+_LAZY = {
+    "CoreConfig": ".config",
+    "Session": ".session",
+    "events": None,
+    "ops": None,
+    # The services a front end uses beside the open session.
+    "ConnectionReport": ".connection",
+    "ServerInfo": ".connection",
+    "check_connection": ".connection",
+    "detect_server": ".connection",
+    "SessionActionError": ".sessions",
+    "SessionInfo": ".sessions",
+    "SessionLibrary": ".sessions",
+}
 
 
 def __getattr__(name: str) -> Any:

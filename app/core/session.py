@@ -53,8 +53,9 @@ from .replay import (
 from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
 from .sampling import StreamAttempt, sample
 from .secrets import redact_url
-from .session_index import SessionIndex, SessionInfo
+from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
 from .session_lock import SessionInUse
+from .sessions import forget_open, track_open
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
 from .transcript import Transcript
@@ -176,6 +177,7 @@ class Session:
         session._emit(session._token_event())
         session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
+        track_open(session)  # renames and deletions of this session now go through it
         return session
 
     @property
@@ -245,6 +247,19 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._active is not None and not self._active.done()
+
+    def rename(self, title: str) -> str:
+        """Give this conversation a title, written through its own rollout writer (a second
+        writer on the open file could interleave with it); the title as recorded. Raises
+        ``ValueError`` for an empty title, ``ReadOnlySession`` or ``RolloutWriteError`` (in
+        words) when it cannot be saved. ``SessionLibrary.rename`` calls this and updates the
+        session list."""
+        title = title.strip()
+        if not title:
+            raise ValueError("A session title cannot be empty")
+        self._record(SESSION_TITLE_RECORD, {"title": title})
+        self._title = title
+        return title
 
     async def close(self) -> None:
         """Stop whatever runs, flush the rollout and end the event stream."""
@@ -336,6 +351,7 @@ class Session:
             except RolloutWriteError as exc:
                 self._emit(p.Error(message=str(exc), kind="storage"))
             self._writer.close()
+        forget_open(self)
         self._emit(p.ShutdownComplete())
         self._events.end()
 

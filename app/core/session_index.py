@@ -3,7 +3,9 @@
 ``sessions_dir/index.json`` is derived data: the rollouts are the truth. When the index is
 missing or unreadable it is rebuilt by scanning them, and on load it is reconciled with the
 directory (new, vanished or grown rollouts), so a crash between a rollout append and an index
-write costs nothing. Deleting a session moves its rollout to ``sessions_dir/trash``.
+write costs nothing. Deleting a session moves its rollout to ``sessions_dir/trash``. Renaming
+and deleting hold the session's lock, so they never act beside a writer; ``app.core.sessions``
+routes them through a session open in this process.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .rollout import (
     repair_tail,
     rollout_path,
 )
+from .session_lock import SessionLock
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,14 @@ def make_title(text: str) -> str:
         return NEW_CONVERSATION_TITLE
     if len(title) > TITLE_MAX_CHARS:
         title = title[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+    return title
+
+
+def _given_title(title: str) -> str:
+    """A title the user typed, trimmed; ``ValueError`` when nothing is left."""
+    title = title.strip()
+    if not title:
+        raise ValueError("A session title cannot be empty")
     return title
 
 
@@ -303,33 +314,53 @@ class SessionIndex:
             self._write()
 
     def rename(self, session_id: str, title: str) -> None:
-        """Give a session a custom title, kept in the index and in its rollout.
+        """Give a session that no one writes a custom title, kept in the index and in its
+        rollout.
 
-        The rollout gets a ``session_title`` record so the name survives a rebuild. Raises
-        ``KeyError`` for an unknown session and ``ValueError`` for an empty title.
+        The rollout gets a ``session_title`` record so the name survives a rebuild; it is
+        written holding the session's lock, so never beside the session's own writer. A session
+        open in this process is renamed through it instead (``SessionLibrary.rename``). Raises
+        ``KeyError`` for an unknown session, ``ValueError`` for an empty title,
+        :class:`SessionInUse` when a writer holds the session and ``RolloutWriteError`` when
+        the file cannot be written.
         """
-        title = title.strip()
-        if not title:
-            raise ValueError("A session title cannot be empty")
+        title = _given_title(title)
         path = rollout_path(self.sessions_dir, session_id)
         with self._lock:
-            info = self._entries.get(session_id)
-            if info is None:
+            if session_id not in self._entries:
                 raise KeyError(session_id)
             if path.exists():
-                repair_tail(path)
-                with RolloutWriter(path) as writer:
+                with RolloutWriter.exclusive(path) as writer:
+                    repair_tail(path)
                     writer.append(SESSION_TITLE_RECORD, {"title": title})
-                self._sizes[session_id] = _file_size(path)
-            info.title = make_title(title)
-            self._write()
+            self._set_title(session_id, title)
+
+    def set_title(self, session_id: str, title: str) -> None:
+        """Record in the index a title the session's own writer has just written to its
+        rollout (the rollout is not touched). A session not indexed yet is read from its
+        rollout."""
+        title = _given_title(title)
+        path = rollout_path(self.sessions_dir, session_id)
+        with self._lock:
+            if session_id not in self._entries:
+                self._add_from_rollout(path)
+                if session_id not in self._entries:
+                    raise KeyError(session_id)
+            self._set_title(session_id, title)
+
+    def _set_title(self, session_id: str, title: str) -> None:
+        self._entries[session_id].title = make_title(title)
+        self._sizes[session_id] = _file_size(rollout_path(self.sessions_dir, session_id))
+        self._write()
 
     def delete(self, session_id: str) -> Path:
         """Move a session's rollout to the trash folder and drop it from the index.
 
-        Returns the rollout's new path. Nothing is erased. Raises ``KeyError`` for a session
-        that is neither indexed nor on disk, ``FileNotFoundError`` if only its file is gone
-        (the entry is dropped anyway).
+        Returns the rollout's new path. Nothing is erased. The move holds the session's lock:
+        a session being written (open in a window) is refused with :class:`SessionInUse`;
+        close it first (``SessionLibrary.delete`` does, for one open in this process). Raises
+        ``KeyError`` for a session that is neither indexed nor on disk, ``FileNotFoundError``
+        if only its file is gone (the entry is dropped anyway).
         """
         source = rollout_path(self.sessions_dir, session_id)
         with self._lock:
@@ -339,9 +370,10 @@ class SessionIndex:
                 self._sizes.pop(session_id, None)
                 self._write()
                 raise FileNotFoundError(f"The file of session {session_id} is already gone")
-            self.trash_dir.mkdir(parents=True, exist_ok=True)
-            target = self._free_trash_path(session_id)
-            os.replace(source, target)
+            with SessionLock.acquire(source):
+                self.trash_dir.mkdir(parents=True, exist_ok=True)
+                target = self._free_trash_path(session_id)
+                os.replace(source, target)
             self._entries.pop(session_id, None)
             self._sizes.pop(session_id, None)
             self._write()

@@ -231,6 +231,17 @@ def preset_wire_api(provider: str, configured: str = "responses") -> str:
     return _PRESET_WIRE_APIS.get(provider, configured)
 
 
+def default_compact_prompt(style: str) -> str:
+    """The built-in compaction prompt for ``style``: what an empty ``compact_prompt`` means
+    ("" when Coco's prompt file cannot be read)."""
+    from .compaction.prompts import default_prompt  # read when the settings panel shows it
+
+    try:
+        return default_prompt(style)
+    except OSError:
+        return ""
+
+
 def _env_value(env: Mapping[str, str], name: str) -> str:
     return env.get(name, "").strip()
 

@@ -1,5 +1,8 @@
-"""Export a session transcript (``session.transcript()`` entries) to Markdown or JSON.
+"""Export a session to Markdown or JSON.
 
+Markdown is what the window shows, rendered from the same typed events that draw the session
+(``Session.replay_events()``); JSON is the session's record (``Session.transcript()``: every
+entry as recorded, with whether the model still sees it). Neither ever holds the API key.
 Pure functions: no Qt, no files. The window asks for a path and writes the returned text.
 """
 
@@ -12,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core.items import is_compaction_item, is_injected_context, item_type, message_text
+from app.core import protocol as p
 
 from .format import (
     REMOTE_FORM_TEXT,
@@ -26,6 +29,7 @@ EXPORT_FORMAT = "coco-session-export"
 EXPORT_VERSION = 1
 
 Entry = Mapping[str, Any]
+NOTE_LABELS = {"error": "Error", "warning": "Warning", "background": "Note"}
 
 EXPORT_NAME_LIMIT = 60  # characters before the extension
 _WINDOWS_RESERVED = frozenset(
@@ -78,86 +82,83 @@ def _pretty_json(text: str) -> str:
         return text
 
 
-def _item_markdown(item: Mapping[str, Any], interrupted: bool) -> str | None:
-    kind = item_type(dict(item))
-    if kind == "message":
-        if is_injected_context(dict(item)):
-            return None
-        role = item.get("role")
-        text = message_text(dict(item))
-        if role == "user":
-            return f"### You\n\n{text}"
-        if role == "assistant":
-            suffix = "\n\n_(interrupted)_" if interrupted else ""
-            return f"### Assistant\n\n{text}{suffix}"
-        return None  # developer/system instructions are not part of the conversation
-    if kind == "function_call":
-        name = item.get("name", "tool")
-        args = _pretty_json(str(item.get("arguments", "")))
+def _item_markdown(item: p.TurnItem) -> str | None:
+    """One replayed item as Markdown (``None``: nothing to show)."""
+    data = item.data
+    if item.kind == "user_message":
+        suffix = "\n\n_(not sent to the model)_" if data.get("not_sent") else ""
+        return f"### You\n\n{data.get('text', '')}{suffix}"
+    if item.kind == "agent_message":
+        suffix = "\n\n_(interrupted)_" if data.get("interrupted") else ""
+        return f"### Assistant\n\n{data.get('text', '')}{suffix}"
+    if item.kind == "function_call":
+        name = data.get("name") or "tool"
+        args = _pretty_json(str(data.get("arguments", "")))
         return f"**Tool call** `{name}`\n\n{_fence(args, 'json')}"
-    if kind == "function_call_output":
-        output = item.get("output", "")
+    if item.kind == "function_call_output":
+        output = data.get("output", "")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         return f"**Tool output**\n\n{_fence(text)}"
-    if kind == "reasoning":
-        summary = item.get("summary") or []
-        text = "".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
+    if item.kind == "reasoning":
+        text = str(data.get("summary", ""))
         return f"_Reasoning:_\n\n{_quote(text)}" if text.strip() else None
-    if is_compaction_item(dict(item)):
-        return None  # opaque encrypted content: never shown
-    return None
+    return None  # a compaction is shown by its marker
 
 
-def _compaction_markdown(entry: Entry) -> str:
-    trigger = TRIGGER_TEXT.get(str(entry.get("trigger")), str(entry.get("trigger", "")))
-    strategy = STRATEGY_TEXT.get(str(entry.get("strategy")), str(entry.get("strategy", "")))
-    if entry.get("strategy") == "remote" and entry.get("remote_form") in REMOTE_FORM_TEXT:
-        strategy = REMOTE_FORM_TEXT[str(entry["remote_form"])]
-    before = format_tokens(int(entry.get("tokens_before") or 0))
-    after = format_tokens(int(entry.get("tokens_after") or 0))
-    duration = format_duration(int(entry.get("duration_ms") or 0))
+def _compaction_markdown(event: p.ContextCompacted, undone: bool) -> str:
+    trigger = TRIGGER_TEXT.get(event.trigger, event.trigger)
+    strategy = STRATEGY_TEXT.get(event.strategy, event.strategy)
+    if event.strategy == "remote" and event.remote_form in REMOTE_FORM_TEXT:
+        strategy = REMOTE_FORM_TEXT[str(event.remote_form)]
+    before = format_tokens(event.tokens_before)
+    after = format_tokens(event.tokens_after)
+    duration = format_duration(event.duration_ms)
     head = (
         f"---\n\n**Context compacted** ({trigger}, {strategy}): {before} → {after} tokens "
         f"in {duration}."
     )
     lines = [head]
-    if entry.get("focus"):
-        lines.append(f"Focus: {entry['focus']}")
-    if entry.get("undone"):
+    if event.focus:
+        lines.append(f"Focus: {event.focus}")
+    if undone:
         lines.append("_This compaction was undone._")
-    summary = str(entry.get("summary") or "")
-    if summary:
-        lines.append(f"Summary:\n\n{_quote(summary)}")
-    elif entry.get("strategy") == "remote":
+    if event.summary:
+        lines.append(f"Summary:\n\n{_quote(event.summary)}")
+    elif event.strategy == "remote":
         lines.append("_Summary held by the server._")
     return "\n\n".join(lines) + "\n\n---"
 
 
 def transcript_to_markdown(
-    entries: Iterable[Entry],
+    events: Iterable[p.Event],
     *,
     title: str = "",
     session_id: str = "",
     model: str = "",
     exported_at: datetime | None = None,
 ) -> str:
-    """The transcript as a readable Markdown document (messages, tools, compaction markers)."""
+    """The conversation as a readable Markdown document (messages, tools, compaction markers,
+    notes), from the events that draw it (``Session.replay_events()``): what the window shows."""
     when = (exported_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    meta = " · ".join(p for p in (f"Session {session_id}" if session_id else "",
-                                  f"model {model}" if model else "",
-                                  f"exported {when}") if p)
+    meta = " · ".join(part for part in (f"Session {session_id}" if session_id else "",
+                                        f"model {model}" if model else "",
+                                        f"exported {when}") if part)
     parts = [f"# {title or 'Coco session'}", f"_{meta}_"]
-    for entry in entries:
-        kind = entry.get("kind")
-        if kind == "item":
-            block = _item_markdown(entry.get("item") or {}, bool(entry.get("interrupted")))
+    markers: dict[str, tuple[int, p.ContextCompacted]] = {}  # by item id: (part, event)
+    for event in events:
+        if isinstance(event, p.ItemCompleted):
+            block = _item_markdown(event.item)
             if block:
                 parts.append(block)
-        elif kind == "compaction":
-            parts.append(_compaction_markdown(entry))
-        elif kind in ("error", "warning", "background"):
-            label = {"error": "Error", "warning": "Warning", "background": "Note"}[str(kind)]
-            parts.append(f"> **{label}:** {entry.get('message', '')}")
+        elif isinstance(event, p.ContextCompacted):
+            markers[event.item_id] = (len(parts), event)
+            parts.append(_compaction_markdown(event, undone=False))
+        elif isinstance(event, p.CompactionUndone) and event.item_id in markers:
+            index, marker = markers[event.item_id]
+            parts[index] = _compaction_markdown(marker, undone=True)
+        elif isinstance(event, (p.Error, p.Warning, p.Background)):
+            label = NOTE_LABELS[event.type]
+            parts.append(f"> **{label}:** {event.message}")
     return "\n\n".join(parts).rstrip() + "\n"
 
 
@@ -169,7 +170,8 @@ def transcript_to_json(
     model: str = "",
     exported_at: datetime | None = None,
 ) -> str:
-    """The transcript as a JSON document: metadata plus every entry as recorded."""
+    """The transcript (``Session.transcript()``) as a JSON document: metadata plus every entry
+    as recorded."""
     when = (exported_at or datetime.now(UTC)).isoformat()
     document = {
         "format": EXPORT_FORMAT,

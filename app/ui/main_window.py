@@ -274,6 +274,7 @@ class MainWindow(QMainWindow):
         self.sessions.session_activated.connect(lambda sid: self.controller.schedule_open(sid))
         self.sessions.new_session_requested.connect(lambda: self.start_new_session())
         self.sessions.session_deleted.connect(lambda sid: self.controller.session_deleted(sid))
+        self.sessions.deleter = self.controller.delete_session  # closes the open one first
         self.sessions.session_renamed.connect(self._on_session_renamed)
         self.sessions.problem.connect(self.show_problem)
 
@@ -594,11 +595,12 @@ class MainWindow(QMainWindow):
         path, fmt = choice
         from .export import transcript_to_json, transcript_to_markdown
 
-        entries = self.session.transcript()
         title = self.windowTitle().split(" — ")[0]
-        render = transcript_to_json if fmt == "json" else transcript_to_markdown
-        text = render(entries, title=title, session_id=self.session.id,
-                      model=self.session.config.model)
+        meta = {"title": title, "session_id": self.session.id, "model": self.session.config.model}
+        if fmt == "json":  # the record as the core keeps it
+            text = transcript_to_json(self.session.transcript(), **meta)
+        else:  # what the window shows, from the events that draw it
+            text = transcript_to_markdown(self.session.replay_events(), **meta)
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

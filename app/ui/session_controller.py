@@ -21,6 +21,7 @@ from .state import ActivityState
 
 if TYPE_CHECKING:
     import asyncio
+    from pathlib import Path
 
     from app.core import Session
     from app.core import protocol as p
@@ -136,6 +137,26 @@ class SessionController(QObject):
         """A session was moved to the trash: if it is the open one, continue in a new one."""
         if self.session is not None and session_id == self.session.id:
             self.start_new_session()
+
+    async def delete_session(self, session_id: str) -> Path:
+        """Move a saved session to the trash through the core's session library; its new path.
+        The open session is shut down first (its writer closed and its lock released: a file
+        still open cannot be moved on Windows) and a new session takes its place; when the move
+        fails it is opened again. Raises ``SessionActionError`` (in words)."""
+        from app.core.sessions import SessionLibrary
+
+        was_open = self.session is not None and self.session.id == session_id
+        if was_open:
+            await self.close()
+        try:
+            moved = await SessionLibrary(self.context.sessions_dir).delete(session_id)
+        except Exception:
+            if was_open:
+                await self.open_session(session_id)  # nothing moved: the conversation goes on
+            raise
+        if was_open:
+            await self.open_session(None)
+        return moved
 
     async def close(self) -> None:
         """Shut the open session down (its events stop)."""

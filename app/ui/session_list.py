@@ -1,14 +1,19 @@
 """The sidebar: sessions newest first, a search box (titles and content), new, rename, delete.
 
-Deleting asks first and moves the session file to the trash folder (``SessionIndex.delete``);
-nothing is erased. The list reads a fresh ``SessionIndex`` on every refresh (first when the
-window opens its first session, then whenever a turn has written to the open session), so
-sessions written by the open session show up without coordination.
+Every change goes through the core's session library (``app.core.sessions.SessionLibrary``),
+which coordinates with the open session: renaming it writes through the session's own writer,
+and deleting it shuts it down before its file moves. Deleting asks first and moves the session
+file to the trash folder; nothing is erased. The window gives the panel its ``deleter`` (the
+session controller's, which also opens a new session in place of a deleted open one). The list
+is read afresh on every refresh (first when the window opens its first session, then whenever
+a turn has written to the open session), so sessions written by the open session show up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +36,7 @@ from .widgets import tool_button
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from app.core.session_index import SessionIndex, SessionInfo
+    from app.core.sessions import SessionInfo, SessionLibrary
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +65,7 @@ class SessionListPanel(QWidget):
 
     session_activated = Signal(str)
     new_session_requested = Signal()
-    session_deleted = Signal(str)
+    session_deleted = Signal(str)  # the id of a session moved to the trash
     session_renamed = Signal(str)  # the id of a session given a new title
     problem = Signal(str)
 
@@ -128,20 +133,24 @@ class SessionListPanel(QWidget):
         # Reading the index of hundreds of sessions must not hold the window's first paint:
         # it is read when the window opens its first session (``set_current``).
         self._infos: dict[str, SessionInfo] = {}  # by id, as last read (unfiltered)
+        # Moves a session to the trash (raises ``SessionActionError`` in words); the window
+        # sets its controller's, which closes and replaces the open session around the move.
+        self.deleter: Callable[[str], Awaitable[Path]] | None = None
+        self._deleting: asyncio.Future[bool] | None = None
 
     # -- data -------------------------------------------------------------------------------
 
-    def _index(self) -> SessionIndex:
-        from app.core.session_index import SessionIndex  # read after the first paint
+    def library(self) -> SessionLibrary:
+        from app.core.sessions import SessionLibrary  # read after the first paint
 
-        return SessionIndex(self.sessions_dir)
+        return SessionLibrary(self.sessions_dir)
 
     def refresh(self) -> None:
         """Reload the list from the index (applying the search text)."""
         self._debounce.stop()
         self._loaded = True
         try:
-            index = self._index()
+            index = self.library().index()
             query = self.search.text().strip()
             infos = index.search(query) if query else index.list()
             if not query:
@@ -239,14 +248,14 @@ class SessionListPanel(QWidget):
             self.refresh()
 
     def rename_session(self, session_id: str, title: str) -> bool:
-        """Give a session a new title; False (and a ``problem``) when it cannot be done."""
+        """Give a session a new title through the core; False (and a ``problem``) when it
+        cannot be done."""
+        from app.core.sessions import SessionActionError
+
         try:
-            self._index().rename(session_id, title)
-        except (KeyError, ValueError, OSError) as exc:
-            message = "A session title cannot be empty" if isinstance(exc, ValueError) else (
-                f"Could not rename the session: {exc}"
-            )
-            self.problem.emit(message)
+            self.library().rename(session_id, title)
+        except SessionActionError as exc:
+            self.problem.emit(str(exc))
             self.refresh()
             return False
         self.refresh()
@@ -272,14 +281,27 @@ class SessionListPanel(QWidget):
         if item is not None:
             self.delete_session(str(item.data(ID_ROLE)), str(item.data(TITLE_ROLE)))
 
-    def delete_session(self, session_id: str, title: str = "") -> bool:
-        """Confirm, then move the session to the trash; True when it was moved."""
+    def delete_session(self, session_id: str, title: str = "") -> asyncio.Future[bool] | None:
+        """Confirm, then move the session to the trash in the background; the future says
+        whether it was moved (``None``: the user said no, or a deletion is still running)."""
+        if self._deleting is not None and not self._deleting.done():
+            return None
         if not self.confirm_delete(title or session_id):
-            return False
+            return None
+        self._deleting = asyncio.ensure_future(self._delete(session_id))
+        return self._deleting
+
+    async def _delete(self, session_id: str) -> bool:
+        from app.core.sessions import SessionActionError
+
+        delete = self.deleter or self.library().delete
         try:
-            self._index().delete(session_id)
-        except (KeyError, FileNotFoundError, OSError) as exc:
-            self.problem.emit(f"Could not delete the session: {exc}")
+            await delete(session_id)
+        except Exception as exc:  # said in words, never raised into Qt
+            if not isinstance(exc, SessionActionError):
+                log.exception("Deleting session %s failed", session_id)
+                exc = SessionActionError(f"Could not delete the session: {exc}")
+            self.problem.emit(str(exc))
             self.refresh()
             return False
         self.refresh()

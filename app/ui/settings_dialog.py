@@ -1,12 +1,14 @@
 """The settings panel: provider, model, compaction options, prompt, workspace.
 
 Validation is inline: each field with a problem shows why right under it and Save stays disabled
-until every problem is fixed. "Test connection" asks the server for its model list through the
-core's provider (a real request) and says what happened in words. For a local server the panel
-also asks the server for its context window (``app.core.providers.probe``, in the background
-like the connection test) and shows it as the field's placeholder, so the user need not type it;
-a typed value still wins. The dialog only collects and checks values; the window saves them
-(settings file + secret store) and applies them to the open session.
+until every problem is fixed. "Test connection" runs the core's connection test
+(``app.core.connection.check_connection``: the server's model list through the core's provider,
+a real request) and shows what happened in words. For a local server the panel also asks the
+core what the server reports as its context window (``detect_server``, in the background like
+the connection test) and shows it as the field's placeholder, so the user need not type it; a
+typed value still wins. The default compaction prompt comes from the core's settings. The
+dialog only collects and checks values; the window saves them (settings file + secret store)
+and applies them to the open session.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -39,12 +41,19 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.config import CoreConfig
+from app.core.connection import (
+    LOCAL_SERVER_KINDS,
+    ConnectionReport,
+    check_connection,
+    detect_server,
+)
 from app.core.settings import (
     MAX_AUTO_COMPACT_PERCENT,
     MAX_REQUEST_TIMEOUT,
     MIN_AUTO_COMPACT_PERCENT,
     MIN_REQUEST_TIMEOUT,
     AppSettings,
+    default_compact_prompt,
     preset_base_url,
     preset_model,
     preset_wire_api,
@@ -75,54 +84,9 @@ NO_REMOTE_REASON = (
 )
 
 ConfigBuilder = Callable[[AppSettings, str], CoreConfig]
-# Providers whose server may say its context window through its own API (the probe's kinds).
-PROBED_PROVIDERS: dict[str, str | None] = {
-    "llamacpp": "llama.cpp",
-    "ollama": "ollama",
-    "lmstudio": "lmstudio",
-    "custom": None,
-}
+# Providers whose server may say its context window through its own API (the core's probe).
+PROBED_PROVIDERS = frozenset(LOCAL_SERVER_KINDS)
 WINDOW_PLACEHOLDER = "known for the model, or enter tokens"
-SERVER_NAMES = {"llama.cpp": "llama.cpp", "ollama": "Ollama", "lmstudio": "LM Studio"}
-
-
-def default_prompt_text(style: str) -> str:
-    """The built-in compaction prompt for ``style`` ("" if the core cannot load it)."""
-    try:
-        from app.core.compaction.prompts import default_prompt
-
-        return default_prompt(style)
-    except (ImportError, OSError):
-        return ""
-
-
-async def test_connection(config: CoreConfig) -> tuple[bool, str]:
-    """Ask the server for its models with the core's provider; (ok, what happened in words)."""
-    from app.core.providers.base import ProviderError
-    from app.core.providers.factory import make_provider
-
-    provider = make_provider(config)
-    try:
-        models = await provider.list_models()
-    except ProviderError as error:
-        status = f" (HTTP {error.status})" if error.status else ""
-        return False, f"Connection failed{status}: {error.message}"
-    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised
-        return False, f"Connection failed: {exc}"
-    finally:
-        try:
-            await provider.close()
-        except Exception:  # closing a failed client must not hide the result
-            log.debug("Closing the test provider failed", exc_info=True)
-    if not models:
-        return True, "Connected. The server lists no models."
-    if config.model in models:
-        return True, f"Connected. {len(models)} model(s) available, including {config.model}."
-    shown = ", ".join(models[:5]) + ("…" if len(models) > 5 else "")
-    return True, (
-        f"Connected, but the server does not list {config.model!r}. "
-        f"Available: {shown}"
-    )
 
 
 class SettingsDialog(QDialog):
@@ -415,7 +379,7 @@ class SettingsDialog(QDialog):
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
         self.summary_style.setCurrentIndex(max(0, self.summary_style.findData(s.summary_style)))
-        self.prompt.setPlainText(s.compact_prompt or default_prompt_text(s.summary_style))
+        self.prompt.setPlainText(s.compact_prompt or default_compact_prompt(s.summary_style))
         self.workspace.setText(s.workspace)
         self.notify.setChecked(s.notifications)
         self.theme.setCurrentIndex(max(0, self.theme.findData(s.theme)))
@@ -451,12 +415,12 @@ class SettingsDialog(QDialog):
 
     def _on_style_changed(self) -> None:
         # Follow the style's default unless the user wrote their own prompt.
-        defaults = {default_prompt_text(key) for key, _ in STYLES}
+        defaults = {default_compact_prompt(key) for key, _ in STYLES}
         if self.prompt.toPlainText().strip() in defaults:
             self._reset_prompt()
 
     def _reset_prompt(self) -> None:
-        self.prompt.setPlainText(default_prompt_text(str(self.summary_style.currentData())))
+        self.prompt.setPlainText(default_compact_prompt(str(self.summary_style.currentData())))
 
     def _browse_workspace(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Workspace folder", self.workspace.text())
@@ -562,7 +526,7 @@ class SettingsDialog(QDialog):
         """The edited settings (call only when ``validate()`` is True)."""
         window = self.context_window.text().strip().replace("_", "").replace(",", "")
         prompt = self.prompt.toPlainText().strip()
-        if prompt in {default_prompt_text(key) for key, _ in STYLES}:
+        if prompt in {default_compact_prompt(key) for key, _ in STYLES}:
             prompt = ""  # the default: keep following it when Coco's prompt improves
         return AppSettings.model_validate(
             {
@@ -647,23 +611,17 @@ class SettingsDialog(QDialog):
         if self._probe_task is not None and not self._probe_task.done():
             self._probe_task.cancel()
         self._probe_task = asyncio.ensure_future(
-            self._run_probe(url, self._effective_model(), PROBED_PROVIDERS[provider])
+            self._run_probe(url, self._effective_model(), provider)
         )
         return self._probe_task
 
-    async def _run_probe(self, url: str, model: str, prefer: str | None) -> None:
-        from app.core.providers.probe import probe_server
+    async def _run_probe(self, url: str, model: str, provider: str) -> None:
+        report = await detect_server(url, model, provider=provider, api_key=self.key())
+        self._remember_detected(url, model, report.context_window, report.name)
 
-        try:
-            info = await probe_server(url, model, api_key=self.key(), prefer=cast(Any, prefer))
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a failed probe only leaves the hint out
-            log.debug("Probing %s failed", url, exc_info=True)
-            return
-        if info.context_window is not None:
-            name = SERVER_NAMES.get(info.kind or "", "The server")
-            self._detected = (url, model, info.context_window, name)
+    def _remember_detected(self, url: str, model: str, window: int | None, name: str) -> None:
+        if window is not None:
+            self._detected = (url, model, window, name)
         self._show_detected()
 
     # -- connection test --------------------------------------------------------------------
@@ -680,18 +638,22 @@ class SettingsDialog(QDialog):
         self.test_button.setEnabled(False)
         self.test_result.setStyleSheet(f"color: {colors().muted};")
         self.test_result.setText("Testing…")
-        self._test_task = asyncio.ensure_future(self._run_test(config))
+        self._test_task = asyncio.ensure_future(
+            self._run_test(
+                config, self._provider_key(), self._effective_base_url(), self._effective_model()
+            )
+        )
         return self._test_task
 
-    async def _run_test(self, config: CoreConfig) -> None:
-        try:
-            ok, message = await test_connection(config)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - reported in words, never raised
-            ok, message = False, f"Connection failed: {exc}"
+    async def _run_test(self, config: CoreConfig, provider: str, url: str, model: str) -> None:
+        # The core's test: a failure comes back in words, never raised.
+        report: ConnectionReport = await check_connection(config, provider=provider)
         self.test_button.setEnabled(not self._errors)
-        self._show_test(ok, message)
+        self._show_test(report.ok, report.message)
+        if report.ok and provider in PROBED_PROVIDERS:
+            # The test asked the server for its window too: show it like the probe does.
+            server = report.server
+            self._remember_detected(url, model, server.context_window, server.name)
 
     def _show_test(self, ok: bool, message: str) -> None:
         c = colors()

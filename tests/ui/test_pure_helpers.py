@@ -108,7 +108,12 @@ ENTRIES: list[dict[str, Any]] = [
 
 
 def test_markdown_export_covers_messages_tools_and_markers() -> None:
-    text = transcript_to_markdown(ENTRIES, title="Demo", session_id="s1", model="m",
+    from app.core.replay import replay_events  # what Session.replay_events() gives the window
+
+    undone = {**ENTRIES[5], "item_id": "cmp2", "strategy": "local", "summary": "old", "focus": None,
+              "undone": True}
+    events = replay_events([*ENTRIES, undone], None)
+    text = transcript_to_markdown(events, title="Demo", session_id="s1", model="m",
                                   exported_at=WHEN)
     assert text.startswith("# Demo\n\n_Session s1 · model m · exported 2025-03-01 14:03 UTC_")
     assert "environment_context" not in text
@@ -119,6 +124,10 @@ def test_markdown_export_covers_messages_tools_and_markers() -> None:
     assert "**Context compacted** (manual, remote): 182k → 21k tokens in 2.1 s." in text
     assert "Focus: names" in text and "_Summary held by the server._" in text
     assert "> **Warning:** Heads up" in text
+    last = text[text.rindex("**Context compacted**"):]
+    assert "(manual, local summary)" in last and "_This compaction was undone._" in last
+    assert "> old" in last
+    assert text.count("_This compaction was undone._") == 1
 
 
 def test_json_export_keeps_every_entry() -> None:

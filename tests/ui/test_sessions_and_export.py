@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from app.demo import Reply
 from app.ui.main_window import DEMO_BANNER
 
-from .conftest import close_window
+from .conftest import close_window, run
 from .helpers import type_and_send, wait_idle
 
 
@@ -73,12 +73,12 @@ def test_rename_and_delete_moves_the_file_to_the_trash(
     assert "cannot be empty" in window.transcript.notice_rows("error")[-1].message
 
     panel.confirm_delete = lambda title: False  # the user says no
-    assert not panel.delete_session(session_id, "Renamed one")
+    assert panel.delete_session(session_id, "Renamed one") is None
     assert panel.session_ids() == [session_id]
 
     asked: list[str] = []
     panel.confirm_delete = lambda title: asked.append(title) or True
-    assert panel.delete_session(session_id, "Renamed one")
+    assert run(qtbot, panel.delete_session(session_id, "Renamed one"))
     assert asked == ["Renamed one"]
     assert panel.session_ids() == []
     trash = tmp_path / "data" / "sessions" / "trash"
@@ -156,6 +156,61 @@ def test_export_writes_markdown_and_json(
     document = json.loads(json_target.read_text(encoding="utf-8"))
     assert document["session_id"] == window.session.id
     assert [e["kind"] for e in document["transcript"]] == ["item", "item"]
+
+
+def test_markdown_export_shows_what_the_window_shows_and_never_the_key(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Path
+) -> None:
+    from app.demo import ToolCall
+
+    from .conftest import TEST_KEY
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    window = make_window(settings={"workspace": str(workspace)})
+    server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "notes.txt"})]))
+    server.enqueue(Reply(text="It says alpha and beta.", reasoning="ENC-SECRET-BLOB"))
+    type_and_send(qtbot, window, "read notes.txt")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="the summary text"))
+    type_and_send(qtbot, window, "/compact names")
+    wait_idle(qtbot, window)
+    type_and_send(qtbot, window, "/undo-compact")
+    qtbot.waitUntil(lambda: window.transcript.compaction_rows()[0].state == "undone",
+                    timeout=5000)
+    server.enqueue(Reply(text=""))  # an empty reply: a warning note
+    type_and_send(qtbot, window, "say nothing")
+    wait_idle(qtbot, window)
+
+    target = tmp_path / "out.md"
+    window.choose_export_path = lambda kind: (target, "markdown")
+    window.export_md_action.trigger()
+    text = target.read_text(encoding="utf-8")
+    blocks = [
+        "### You\n\nread notes.txt",
+        "**Tool call** `read_file`",
+        "**Tool output**",
+        "1\talpha\n   2\tbeta",
+        "### Assistant\n\nIt says alpha and beta.",
+        "**Context compacted** (manual, local summary)",
+        "Focus: names",
+        "_This compaction was undone._",
+        "> the summary text",
+        "### You\n\nsay nothing",
+        "> **Warning:**",
+    ]
+    at = 0
+    for block in blocks:  # each one, in the order they happened
+        at = text.find(block, at)
+        assert at >= 0, block
+    for hidden in ("environment_context", "ENC-SECRET-BLOB", TEST_KEY):
+        assert hidden not in text
+
+    json_target = tmp_path / "out.json"
+    window.choose_export_path = lambda kind: (json_target, "json")
+    window.export_json_action.trigger()
+    assert TEST_KEY not in json_target.read_text(encoding="utf-8")
 
 
 def test_unknown_command_gets_an_inline_hint_and_is_not_sent(

@@ -84,7 +84,7 @@ def test_remote_compaction_options_are_disabled_for_chat_completions(
 
 
 def test_reset_prompt_restores_the_default(qtbot: Any, make_window: Any) -> None:
-    from app.core.compaction.prompts import default_prompt
+    from app.core.settings import default_compact_prompt as default_prompt
 
     window = make_window()
     dialog = window.open_settings()
@@ -115,6 +115,31 @@ def test_connection_test_reports_success_and_failure_in_words(
     dialog.reject()
     # Testing saved nothing.
     assert json.loads((window.context.store.path).read_text())["base_url"] == server.url
+
+
+def test_a_local_servers_window_comes_from_the_cores_test_and_probe(
+    qtbot: Any, make_window: Any
+) -> None:
+    from tests.local_server import LLAMA_PROPS, LocalServer
+
+    window = make_window()
+    with LocalServer(LLAMA_PROPS, ["gemma-3"]) as llama:
+        dialog = window.open_settings()
+        dialog.provider.setCurrentIndex(dialog.provider.findData("llamacpp"))
+        dialog.base_url.setText(llama.url)
+        dialog.model.setText("gemma-3")
+        run(qtbot, dialog.start_probe())
+        assert dialog.context_window.placeholderText() == "4096 (reported by the server)"
+        assert dialog.window_note.text().startswith("llama.cpp reports a window of 4,096")
+        assert dialog.settings().detected_context_window == 4096
+
+        dialog.base_url.setText(llama.url.replace("/v1", "/v1/"))  # the same server
+        run(qtbot, dialog.start_test())
+        text = dialog.test_result.text()
+        assert text.startswith("Connected. 1 model(s) available, including gemma-3.")
+        assert "llama.cpp reports a context window of 4,096 tokens" in text
+        assert "no tool support" in text
+        dialog.reject()
 
 
 def test_compaction_paths_are_set_in_the_panel_and_reach_the_session(

@@ -30,6 +30,12 @@ from ..config import CoreConfig
 ServerKind = Literal["llama.cpp", "lmstudio", "ollama"]
 PROBE_TIMEOUT = 5.0
 _ORDER: tuple[ServerKind, ...] = ("llama.cpp", "lmstudio", "ollama")
+# Each server's name in words, for messages.
+SERVER_NAMES: dict[str, str] = {
+    "llama.cpp": "llama.cpp",
+    "lmstudio": "LM Studio",
+    "ollama": "Ollama",
+}
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
@@ -40,6 +46,25 @@ class ServerInfo:
     kind: ServerKind | None = None
     context_window: int | None = None
     supports_tools: bool | None = None
+
+    @property
+    def name(self) -> str:
+        """The server's name in words ("llama.cpp", "Ollama", "LM Studio", "The server")."""
+        return SERVER_NAMES.get(self.kind or "", "The server")
+
+    def describe(self) -> str:
+        """One sentence on the window and tools, for the user ("" when it said nothing)."""
+        parts: list[str] = []
+        if self.context_window is not None:
+            parts.append(f"reports a context window of {self.context_window:,} tokens")
+        if self.supports_tools is False:
+            parts.append(
+                "says this model's chat template has no tool support (the model cannot see "
+                "the workspace tools)"
+            )
+        elif self.supports_tools:
+            parts.append("supports tools")
+        return f"{self.name} " + " and ".join(parts) + "." if parts else ""
 
 
 def server_root(base_url: str) -> str:
@@ -172,9 +197,7 @@ def tools_warning(info: ServerInfo, base_url: str) -> str | None:
     """The one-time warning when the server drops tool definitions, else ``None``."""
     if info.supports_tools is not False:
         return None
-    where = {"llama.cpp": "llama.cpp", "lmstudio": "LM Studio", "ollama": "Ollama"}.get(
-        info.kind or "", "The server"
-    )
+    where = info.name
     return (
         f"{where} at {base_url} reports that this model's chat template has no tool support, "
         "so the model is not shown the workspace tools and cannot read or list your files. "
