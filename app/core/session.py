@@ -141,6 +141,8 @@ class Session:
         self._last_usage = Usage()
         self._usage_estimated_by_provider = False
         self._last_token_event: p.TokenCount | None = None
+        # The last turn, when it failed after its message was recorded: (turn id, message).
+        self._retry_point: tuple[str, str] | None = None
 
     # ================================================================ public API
 
@@ -278,6 +280,8 @@ class Session:
                 self._undo_compaction()
         elif isinstance(op, p.UpdateConfig):
             self._apply_config(op.config)
+        elif isinstance(op, p.RetryTurn):
+            self._retry_turn()
 
     def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
         self._active_kind = kind
@@ -626,6 +630,7 @@ class Session:
     async def _run_user_turn(self, op: p.UserTurn) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
+        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
@@ -675,6 +680,97 @@ class Session:
             self._error(f"Internal error: {exc}", "internal", turn_id)
         finally:
             self._finish_turn()
+        if status == "failed" and user_saved:
+            self._offer_retry(turn_id, op.text)
+        self._emit(
+            p.TurnComplete(
+                turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
+            )
+        )
+
+    # ---------------------------------------------------------------- retry
+
+    def _retry_refusal(self) -> str:
+        """Why ``RetryTurn`` would do nothing now ("" when it would run the failed turn)."""
+        if self._retry_point is None:
+            return "There is no failed message to send again."
+        users = real_user_messages(self._history.raw_items())
+        if not users or users[-1] != self._retry_point[1]:
+            return "The failed message is no longer the last one in the conversation."
+        return ""
+
+    def _offer_retry(self, turn_id: str, text: str) -> None:
+        """The turn failed with its message recorded: offer to run it again, when the message
+        is still the last one the model would see."""
+        self._retry_point = (turn_id, text)
+        if self._retry_refusal():
+            self._retry_point = None
+        else:
+            self._emit(p.RetryAvailable(turn_id=turn_id))
+
+    def _forget_retry(self, reason: str = "A newer turn has started.") -> None:
+        """A turn or a compaction starts: the failed turn can no longer be retried."""
+        if self._retry_point is not None:
+            self._retry_point = None
+            self._emit(p.RetryAvailable(turn_id=None, reason=reason))
+
+    def _retry_turn(self) -> None:
+        if self.busy:
+            self._emit(
+                p.Error(message="Wait for the current turn to finish before retrying.",
+                        kind="invalid_op")
+            )
+            return
+        refusal = self._retry_refusal()
+        if refusal or self._retry_point is None:
+            self._emit(p.Error(message=refusal, kind="invalid_op"))
+            self._forget_retry(refusal)
+            return
+        self._start(self._run_retried_turn(self._retry_point[1]), "regular")
+
+    async def _run_retried_turn(self, text: str) -> None:
+        """Run a turn again on the history as it is: its user message is already there (and in
+        the rollout and transcript), so only the model's answer is added."""
+        turn_id = new_id("turn")
+        self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
+        self._forget_retry("The message is being sent again.")
+        status: Literal["completed", "aborted", "failed"] = "completed"
+        last_message: str | None = None
+        attempt_box: list[StreamAttempt] = []
+        self._turn_items = []
+        try:
+            self._compactor.undo.turn_started()
+            self._emit_undo_state()
+            self._last_turn_model = self._config.model
+            self._record(
+                "turn_context",
+                {
+                    "turn_id": turn_id,
+                    "model": self._config.model,
+                    "context_window": self._window(),
+                    "auto_compact_limit": self._limit(),
+                    "retry": True,
+                },
+            )
+            last_message = await self._sampling_loop(turn_id, text, attempt_box)
+        except asyncio.CancelledError:
+            status = "aborted"
+            try:
+                self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
+            except STORAGE_ERRORS as exc:
+                self._storage_failed(turn_id, exc, None)
+        except TurnFailed:
+            status = "failed"
+        except STORAGE_ERRORS as exc:
+            status = "failed"
+            self._storage_failed(turn_id, exc, None)
+        except Exception as exc:  # noqa: BLE001 - never leave a turn without turn_complete
+            status = "failed"
+            self._error(f"Internal error: {exc}", "internal", turn_id)
+        finally:
+            self._finish_turn()
+        if status == "failed":
+            self._offer_retry(turn_id, text)
         self._emit(
             p.TurnComplete(
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
@@ -1085,6 +1181,7 @@ class Session:
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
+        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             # Nothing to do is information, not a failure: said as a background line.
