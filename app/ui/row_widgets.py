@@ -363,12 +363,26 @@ class NoticeRowWidget(RowWidget):
         self._icon.setPixmap(icon(self.ICONS.get(row.kind, "info"), color).pixmap(16, 16))
         if row.kind == "error":
             self.setStyleSheet(f"QFrame#noticeRow {{ border-left: 3px solid {c.error}; }}")
+        self.retry_button = _retry_button(row)
+        line.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
         self.finish()
 
     def sync(self) -> None:
         row = self.notice
         self.label.setText(label_text(row.message))
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
+        self.retry_button.setVisible(row.retry_turn_id is not None)
+
+
+def _retry_button(row: NoticeRow) -> QToolButton:
+    """Retry on a failed turn's error: the core runs the turn again (the message is already
+    in the conversation); shown while the core says the turn can be retried."""
+    button = tool_button(
+        "retry", "Send the failed message again (it is not added twice)", "Retry", text="Retry"
+    )
+    button.clicked.connect(row.request_retry)
+    button.hide()
+    return button
 
 
 def row_widget(row: TranscriptRow, renderer: MarkdownRenderer, parent: QWidget) -> RowWidget:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNDO_BUSY_HINT = "Undo is possible once the current turn has finished."
+RETRY_BUSY_HINT = "Retry is possible once the current turn has finished."
 DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
 
 
@@ -238,6 +239,21 @@ class SessionController(QObject):
         from app.core import ops
 
         return self.submit(ops.UndoCompaction())
+
+    def retry_turn(self) -> bool:
+        """Run the failed turn again (its error's Retry): the core refuses it in words when
+        it can no longer be retried."""
+        if self.busy:
+            self.hint.emit(RETRY_BUSY_HINT)
+            return False
+        from app.core import ops
+
+        if not self.submit(ops.RetryTurn()):
+            return False
+        self._awaiting_turn = True
+        self.submitted.emit()
+        self.controls_changed.emit()
+        return True
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction."""
