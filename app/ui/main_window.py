@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
-    QStatusBar,
     QToolBar,
     QToolButton,
     QVBoxLayout,
@@ -38,13 +37,15 @@ from .composer import Composer
 from .format import model_text
 from .icons import app_icon, icon
 from .notifications import Notifications
+from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .session_controller import SessionController
 from .session_list import SessionListPanel
 from .single_instance import bring_to_front
 from .state import ActivityState
-from .status import StatusIndicator
+from .status import ElidingStatusBar, StatusIndicator
 from .theme import apply_theme, colors
 from .transcript import TranscriptView
+from .widgets import ElidedLabel
 from .window_state import WindowState
 
 if TYPE_CHECKING:
@@ -310,11 +311,29 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 0)
         self.splitter.setSizes([240, 700, 360])
         self.setCentralWidget(self.splitter)
+        self._build_pane_room(centre)
+
+    def _build_pane_room(self, centre: QWidget) -> None:
+        """The chat column keeps a usable width down to the window's minimum size: the Model
+        view gives way first (its toggle stays, and it comes back when there is room)."""
+        self.setMinimumSize(MIN_WINDOW_SIZE)
+        self.model_view_pane.setMinimumWidth(MODEL_VIEW_MIN_WIDTH)
+        self.pane_room = PaneRoom(
+            self.splitter,
+            centre,
+            [
+                SidePane(self.model_view_pane, self.model_view_action, "Model view",
+                         self.model_view_action.toolTip(), width=360),
+                SidePane(self.sessions, self.sidebar_action, "session list",
+                         self.sidebar_action.toolTip(), width=240),
+            ],
+            say=lambda text: self.statusBar().showMessage(text, 6000),
+        )
 
     def _build_status(self) -> None:
-        status = QStatusBar(self)
+        status = ElidingStatusBar(self)
         self.setStatusBar(status)
-        self.model_label = QLabel("")
+        self.model_label = ElidedLabel("")  # a long model name or address ends in "…"
         self.model_label.setAccessibleName("Model")
         self.model_label.setToolTip("The model this session talks to")
         status.addWidget(self.model_label)
