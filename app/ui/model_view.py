@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -56,6 +56,7 @@ def describe_entry(entry: p.ContextEntry) -> dict[str, Any]:
     }
 
 
+NARROW_WIDTH = 330  # a pane narrower than this leaves out the Role column
 DETAILS_PLACEHOLDER = "Select an item to read it in full here (double-click or Enter opens it)."
 
 
@@ -114,10 +115,11 @@ class ModelViewPanel(QWidget):
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.tree.header()
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)  # (a stretched section keeps 100 px at least)
         for column in range(4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Fixed)
+        header.sectionResized.connect(lambda column, _old, _new: column < 4 and self._fit_columns())
         self.tree.currentItemChanged.connect(lambda _now, _before: self._show_current())
         self.tree.itemActivated.connect(lambda item, _column: self.open_item(item))
         self.details = QPlainTextEdit(self)
@@ -138,6 +140,23 @@ class ModelViewPanel(QWidget):
         layout.addWidget(self.totals)
         self.rows: list[dict[str, Any]] = []
         self.dialog: ItemTextDialog | None = None
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # A narrow pane drops the Role column (each item's heading below still names it) so
+        # the content column keeps some room instead of none.
+        self.tree.setColumnHidden(1, self.width() < NARROW_WIDTH)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The content column takes exactly the room the others leave: its text ends in "…"
+        at the pane's edge instead of running past it."""
+        header = self.tree.header()
+        others = sum(header.sectionSize(column) for column in range(4)
+                     if not header.isSectionHidden(column))
+        room = max(24, self.tree.viewport().width() - others)
+        if header.sectionSize(4) != room:
+            header.resizeSection(4, room)
 
     def _show_current(self) -> None:
         index = self.tree.indexOfTopLevelItem(self.tree.currentItem())
@@ -187,12 +206,14 @@ class ModelViewPanel(QWidget):
             )
             entry.setTextAlignment(3, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             entry.setToolTip(4, row["text"][:4000])
+            entry.setToolTip(2, f"{row['role']} · {row['kind']}")
             if row["summary"]:
                 for column in range(5):
                     entry.setBackground(column, highlight)
                     entry.setFont(column, bold)
                 entry.setToolTip(2, "The compaction summary: it stands in for the earlier turns")
             self.tree.addTopLevelItem(entry)
+        self._fit_columns()
         # The item read below stays selected while the list is refreshed (when it still is).
         if 0 <= selected < len(self.rows):
             self.tree.setCurrentItem(self.tree.topLevelItem(selected))

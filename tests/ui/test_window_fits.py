@@ -188,6 +188,9 @@ def test_asking_for_the_model_view_at_the_minimum_size_moves_the_session_list_as
     qtbot.waitUntil(lambda: centre.width() >= CHAT_MIN_WIDTH, timeout=5000)
     assert window.model_view_pane.width() >= window.model_view_pane.minimumWidth()
     assert cut_widgets(window.model_view) == []
+    tree = window.model_view.tree
+    qtbot.waitUntil(lambda: tree.header().length() <= tree.viewport().width(), timeout=3000)
+    assert tree.header().sectionSize(4) > 0  # the content column keeps some room, ends in "…"
 
     # Closed by the user, the Model view stays closed when the window grows; the session
     # list, which only made way, comes back.
