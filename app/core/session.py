@@ -143,6 +143,7 @@ class Session:
         self._last_token_event: p.TokenCount | None = None
         # The last turn, when it failed after its message was recorded: (turn id, message).
         self._retry_point: tuple[str, str] | None = None
+        self._retry_op: p.UserTurn | None = None  # the turn that runs the failed one again
 
     # ================================================================ public API
 
@@ -630,14 +631,15 @@ class Session:
     async def _run_user_turn(self, op: p.UserTurn) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
-        self._forget_retry()
+        retry = op is self._retry_op  # RetryTurn: the message is in the history already
+        self._forget_retry("The message is being sent again." if retry else None)
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
         self._turn_items = []
-        user_saved = False
+        user_saved = retry
         try:
-            if not self._message_fits(turn_id, op.text):
+            if not retry and not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
             self._emit_undo_state()
@@ -650,6 +652,7 @@ class Session:
                     "model": self._config.model,
                     "context_window": self._window(),
                     "auto_compact_limit": self._limit(),
+                    **({"retry": True} if retry else {}),
                 },
             )
             # The message is shown and recorded at once, before any pre-turn compaction: that
@@ -659,10 +662,12 @@ class Session:
                 self._usage(),
                 self._compactor.unchanged_since_compaction,
             )
-            self._record_user_message(turn_id, op.text)
-            user_saved = True
+            if not retry:  # (a retry sends the history as it is; an overflow still compacts)
+                self._record_user_message(turn_id, op.text)
+                user_saved = True
             await self._warn_once_about_tools()
-            await self._maybe_compact_before_turn(turn_id, previous_model, *before)
+            if not retry:
+                await self._maybe_compact_before_turn(turn_id, previous_model, *before)
             last_message = await self._sampling_loop(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
@@ -708,11 +713,11 @@ class Session:
         else:
             self._emit(p.RetryAvailable(turn_id=turn_id))
 
-    def _forget_retry(self, reason: str = "A newer turn has started.") -> None:
+    def _forget_retry(self, reason: str | None = None) -> None:
         """A turn or a compaction starts: the failed turn can no longer be retried."""
         if self._retry_point is not None:
             self._retry_point = None
-            self._emit(p.RetryAvailable(turn_id=None, reason=reason))
+            self._emit(p.RetryAvailable(turn_id=None, reason=reason or "A newer turn started."))
 
     def _retry_turn(self) -> None:
         if self.busy:
@@ -726,56 +731,9 @@ class Session:
             self._emit(p.Error(message=refusal, kind="invalid_op"))
             self._forget_retry(refusal)
             return
-        self._start(self._run_retried_turn(self._retry_point[1]), "regular")
-
-    async def _run_retried_turn(self, text: str) -> None:
-        """Run a turn again on the history as it is: its user message is already there (and in
-        the rollout and transcript), so only the model's answer is added."""
-        turn_id = new_id("turn")
-        self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
-        self._forget_retry("The message is being sent again.")
-        status: Literal["completed", "aborted", "failed"] = "completed"
-        last_message: str | None = None
-        attempt_box: list[StreamAttempt] = []
-        self._turn_items = []
-        try:
-            self._compactor.undo.turn_started()
-            self._emit_undo_state()
-            self._last_turn_model = self._config.model
-            self._record(
-                "turn_context",
-                {
-                    "turn_id": turn_id,
-                    "model": self._config.model,
-                    "context_window": self._window(),
-                    "auto_compact_limit": self._limit(),
-                    "retry": True,
-                },
-            )
-            last_message = await self._sampling_loop(turn_id, text, attempt_box)
-        except asyncio.CancelledError:
-            status = "aborted"
-            try:
-                self._record_interruption(turn_id, attempt_box[-1] if attempt_box else None)
-            except STORAGE_ERRORS as exc:
-                self._storage_failed(turn_id, exc, None)
-        except TurnFailed:
-            status = "failed"
-        except STORAGE_ERRORS as exc:
-            status = "failed"
-            self._storage_failed(turn_id, exc, None)
-        except Exception as exc:  # noqa: BLE001 - never leave a turn without turn_complete
-            status = "failed"
-            self._error(f"Internal error: {exc}", "internal", turn_id)
-        finally:
-            self._finish_turn()
-        if status == "failed":
-            self._offer_retry(turn_id, text)
-        self._emit(
-            p.TurnComplete(
-                turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
-            )
-        )
+        # The same turn runner, told by this very op that the message is already recorded.
+        self._retry_op = p.UserTurn(text=self._retry_point[1])
+        self._start(self._run_user_turn(self._retry_op), "regular")
 
     def _storage_failed(self, turn_id: str, exc: Exception, unsaved_text: str | None) -> None:
         """Saving failed: say so in words; the user's message, when it was not saved, goes back

@@ -16,21 +16,22 @@ from .helpers import type_and_send, wait_idle
 LONG = "The packing list: " + ", ".join(f"item number {n}" for n in range(60)) + ". The end."
 
 
-def open_model_view(qtbot: Any, window: Any) -> Any:
+def long_message_in_model_view(qtbot: Any, make_window: Any, server: Any) -> tuple[Any, Any]:
+    """A window whose conversation holds LONG and a reply, with the Model view open."""
+    window = make_window()
+    server.enqueue(Reply(text="noted"))
+    type_and_send(qtbot, window, LONG)
+    wait_idle(qtbot, window)
     window.model_view_action.trigger()
     panel = window.model_view
     qtbot.waitUntil(lambda: len(panel.rows) == 2, timeout=5000)
-    return panel
+    return window, panel
 
 
 def test_the_selected_item_is_shown_in_full_below_the_list(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
-    window = make_window()
-    server.enqueue(Reply(text="noted"))
-    type_and_send(qtbot, window, LONG)
-    wait_idle(qtbot, window)
-    panel = open_model_view(qtbot, window)
+    window, panel = long_message_in_model_view(qtbot, make_window, server)
     assert panel.details.toPlainText() == ""  # nothing selected yet: the hint says what to do
     assert "double-click" in panel.details.placeholderText()
 
@@ -55,11 +56,7 @@ def test_the_selected_item_is_shown_in_full_below_the_list(
 def test_enter_and_double_click_open_the_item_in_a_window(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
-    window = make_window()
-    server.enqueue(Reply(text="noted"))
-    type_and_send(qtbot, window, LONG)
-    wait_idle(qtbot, window)
-    panel = open_model_view(qtbot, window)
+    window, panel = long_message_in_model_view(qtbot, make_window, server)
     tree = panel.tree
     tree.setFocus()
     tree.setCurrentItem(tree.topLevelItem(0))
