@@ -56,7 +56,7 @@ def test_the_selected_item_is_shown_in_full_below_the_list(
 def test_enter_and_double_click_open_the_item_in_a_window(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
-    window, panel = long_message_in_model_view(qtbot, make_window, server)
+    _window, panel = long_message_in_model_view(qtbot, make_window, server)
     tree = panel.tree
     tree.setFocus()
     tree.setCurrentItem(tree.topLevelItem(0))
