@@ -69,9 +69,6 @@ class PaneRoom(QObject):
         handle = self.splitter.handleWidth()
         return CHAT_MIN_WIDTH + sum(pane.min_width() + handle for pane in shown)
 
-    def hidden_for_room(self) -> list[SidePane]:
-        return [pane for pane in self.panes if pane.gave_way]
-
     def fit(self, width: int | None = None, asked: SidePane | None = None) -> None:
         """Hide what does not fit in ``width`` (default: the splitter's), sparing ``asked``
         (the pane the user just asked for), and bring back what gave way and fits again."""

@@ -160,6 +160,9 @@ class SessionController(QObject):
         kind = event.type
         if kind == "turn_started":
             self._awaiting_turn = False
+        elif kind == "error" and event.kind == "invalid_op" and self._awaiting_turn:
+            self._awaiting_turn = False  # the op was refused: no turn is coming
+            self.controls_changed.emit()
         elif kind == "undo_available":
             self.undo_item_id = event.item_id
         self.event_received.emit(event)

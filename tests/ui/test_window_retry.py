@@ -92,3 +92,20 @@ def test_an_unreachable_server_is_said_in_words_with_retry(
     assert retry_shown(window) == [True]
     assert user_texts(window) == ["hello?"]
     assert window.composer.text() == ""  # it was sent (and is kept): not given back
+
+
+def test_a_refused_retry_is_said_and_leaves_the_composer_free(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    server.enqueue(Reply(text="fine"))
+    type_and_send(qtbot, window, "hello")
+    wait_idle(qtbot, window)
+    assert window.controller.retry_turn()  # (no Retry is shown: asked for anyway)
+    qtbot.waitUntil(lambda: bool(window.transcript.notice_rows("error")), timeout=5000)
+    assert window.transcript.notice_rows("error")[0].message == (
+        "There is no failed message to send again."
+    )
+    qtbot.waitUntil(lambda: not window.busy, timeout=5000)  # no turn is awaited any more
+    assert not window.composer.busy
+    assert len(server.requests_to("responses")) == 1
