@@ -1,5 +1,23 @@
 """Ops a front end submits to a session (``await session.submit(ops.UserTurn(text=...))``)."""
 
-from .protocol import Compact, Interrupt, Op, Shutdown, UndoCompaction, UpdateConfig, UserTurn
+from .protocol import (
+    Compact,
+    Interrupt,
+    Op,
+    RetryTurn,
+    Shutdown,
+    UndoCompaction,
+    UpdateConfig,
+    UserTurn,
+)
 
-__all__ = ["Compact", "Interrupt", "Op", "Shutdown", "UndoCompaction", "UpdateConfig", "UserTurn"]
+__all__ = [
+    "Compact",
+    "Interrupt",
+    "Op",
+    "RetryTurn",
+    "Shutdown",
+    "UndoCompaction",
+    "UpdateConfig",
+    "UserTurn",
+]

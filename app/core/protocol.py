@@ -56,7 +56,15 @@ class Shutdown(_Op):
     op: Literal["shutdown"] = "shutdown"
 
 
-Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown
+class RetryTurn(_Op):
+    """Run the last failed turn again on the history as it is: its user message is already
+    there and is not recorded twice. The core refuses it (``Error``, kind ``invalid_op``)
+    unless ``RetryAvailable`` last named a turn."""
+
+    op: Literal["retry_turn"] = "retry_turn"
+
+
+Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
 
 # -------------------------------------------------------------------------------------- events
 
@@ -327,6 +335,16 @@ class TurnComplete(_Event):
     last_agent_message: str | None = None
 
 
+class RetryAvailable(_Event):
+    """Whether ``RetryTurn`` would do something now: after a turn ends, when a turn or a
+    compaction starts. ``turn_id`` is the failed turn a retry would run again (its error is
+    where the window offers Retry); None when nothing can be retried, ``reason`` says why."""
+
+    type: Literal["retry_available"] = "retry_available"
+    turn_id: str | None = None
+    reason: str = ""
+
+
 class ShutdownComplete(_Event):
     type: Literal["shutdown_complete"] = "shutdown_complete"
 
@@ -349,6 +367,7 @@ Event = Annotated[
     | MessageNotSent
     | UndoAvailable
     | TurnComplete
-    | ShutdownComplete,
+    | ShutdownComplete
+    | RetryAvailable,
     Field(discriminator="type"),
 ]

@@ -162,6 +162,9 @@ class Session:
         self._last_usage = Usage()
         self._usage_estimated_by_provider = False
         self._last_token_event: p.TokenCount | None = None
+        # The last turn, when it failed after its message was recorded: (turn id, message).
+        self._retry_point: tuple[str, str] | None = None
+        self._retry_op: p.UserTurn | None = None  # the turn that runs the failed one again
 
     # ================================================================ public API
 
@@ -313,6 +316,8 @@ class Session:
                 self._undo_compaction()
         elif isinstance(op, p.UpdateConfig):
             self._apply_config(op.config)
+        elif isinstance(op, p.RetryTurn):
+            self._retry_turn()
 
     def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
         self._active_kind = kind
@@ -672,13 +677,15 @@ class Session:
     async def _run_user_turn(self, op: p.UserTurn) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=self._window()))
+        retry = op is self._retry_op  # RetryTurn: the message is in the history already
+        self._forget_retry("The message is being sent again." if retry else None)
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
         self._turn_items = []
-        user_saved = False
+        user_saved = retry
         try:
-            if not self._message_fits(turn_id, op.text):
+            if not retry and not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
             self._emit_undo_state()
@@ -691,6 +698,7 @@ class Session:
                     "model": self._config.model,
                     "context_window": self._window(),
                     "auto_compact_limit": self._limit(),
+                    **({"retry": True} if retry else {}),
                 },
             )
             # The message is shown and recorded at once, before any pre-turn compaction: that
@@ -700,10 +708,12 @@ class Session:
                 self._usage(),
                 self._compactor.unchanged_since_compaction,
             )
-            self._record_user_message(turn_id, op.text)
-            user_saved = True
+            if not retry:  # (a retry sends the history as it is; an overflow still compacts)
+                self._record_user_message(turn_id, op.text)
+                user_saved = True
             await self._warn_once_about_tools()
-            await self._maybe_compact_before_turn(turn_id, previous_model, *before)
+            if not retry:
+                await self._maybe_compact_before_turn(turn_id, previous_model, *before)
             last_message = await self._sampling_loop(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
@@ -721,11 +731,55 @@ class Session:
             self._error(f"Internal error: {exc}", "internal", turn_id)
         finally:
             self._finish_turn()
+        if status == "failed" and user_saved:
+            self._offer_retry(turn_id, op.text)
         self._emit(
             p.TurnComplete(
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
             )
         )
+
+    # ---------------------------------------------------------------- retry
+
+    def _retry_refusal(self) -> str:
+        """Why ``RetryTurn`` would do nothing now ("" when it would run the failed turn)."""
+        if self._retry_point is None:
+            return "There is no failed message to send again."
+        users = real_user_messages(self._history.raw_items())
+        if not users or users[-1] != self._retry_point[1]:
+            return "The failed message is no longer the last one in the conversation."
+        return ""
+
+    def _offer_retry(self, turn_id: str, text: str) -> None:
+        """The turn failed with its message recorded: offer to run it again, when the message
+        is still the last one the model would see."""
+        self._retry_point = (turn_id, text)
+        if self._retry_refusal():
+            self._retry_point = None
+        else:
+            self._emit(p.RetryAvailable(turn_id=turn_id))
+
+    def _forget_retry(self, reason: str | None = None) -> None:
+        """A turn or a compaction starts: the failed turn can no longer be retried."""
+        if self._retry_point is not None:
+            self._retry_point = None
+            self._emit(p.RetryAvailable(turn_id=None, reason=reason or "A newer turn started."))
+
+    def _retry_turn(self) -> None:
+        if self.busy:
+            self._emit(
+                p.Error(message="Wait for the current turn to finish before retrying.",
+                        kind="invalid_op")
+            )
+            return
+        refusal = self._retry_refusal()
+        if refusal or self._retry_point is None:
+            self._emit(p.Error(message=refusal, kind="invalid_op"))
+            self._forget_retry(refusal)
+            return
+        # The same turn runner, told by this very op that the message is already recorded.
+        self._retry_op = p.UserTurn(text=self._retry_point[1])
+        self._start(self._run_user_turn(self._retry_op), "regular")
 
     def _storage_failed(self, turn_id: str, exc: Exception, unsaved_text: str | None) -> None:
         """Saving failed: say so in words; the user's message, when it was not saved, goes back
@@ -1142,6 +1196,7 @@ class Session:
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
+        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             # Nothing to do is information, not a failure: said as a background line.

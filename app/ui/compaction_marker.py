@@ -220,9 +220,9 @@ class CompactionRowWidget(RowWidget):
         self.title_label = QLabel()
         self.title_label.setTextFormat(Qt.TextFormat.RichText)
         self.title_label.setWordWrap(True)  # a long title wraps instead of being cut
+        # The title takes all the room the buttons leave (no stretch beside it to share it
+        # with): a narrow window wraps it as late as possible.
         header.addWidget(self.title_label, 1)
-        header.addWidget(self.context_tag)
-        header.addStretch(1)
         self.summary_button = tool_button(
             "chevron-right", "Show the summary that replaced the history", "Show summary",
             text="Summary",
@@ -242,7 +242,12 @@ class CompactionRowWidget(RowWidget):
         self.figures_label.setTextFormat(Qt.TextFormat.PlainText)
         self.figures_label.setWordWrap(True)
         self.figures_label.setAccessibleName("Compaction figures")
-        self._outer.addWidget(self.figures_label)
+        # "not in the model's context" goes beside the figures, where it leaves the title room.
+        figures = QHBoxLayout()
+        figures.setSpacing(6)
+        figures.addWidget(self.figures_label, 1)
+        figures.addWidget(self.context_tag, 0, Qt.AlignmentFlag.AlignTop)
+        self._outer.addLayout(figures)
         self.info_label = muted_label("")
         self.info_label.setWordWrap(True)
         self._outer.addWidget(self.info_label)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent, QTextOption
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QResizeEvent, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -39,6 +39,10 @@ LONG_RUN_CHARS = 2_000
 _LONG_RUN = re.compile(rf"\S{{{LONG_RUN_CHARS},}}")
 
 
+PLACEHOLDER = "Message Coco…  (Enter sends, Shift+Enter new line, / for commands)"
+SHORT_PLACEHOLDER = "Message Coco…  (/ for commands)"
+
+
 class ComposerEdit(QPlainTextEdit):
     """The text box. Key handling is delegated to the composer (send, popup navigation)."""
 
@@ -46,7 +50,7 @@ class ComposerEdit(QPlainTextEdit):
         super().__init__(composer)
         self._composer = composer
         self.setTabChangesFocus(False)
-        self.setPlaceholderText("Message Coco…  (Enter sends, Shift+Enter new line, / for commands)")
+        self.setPlaceholderText(PLACEHOLDER)
         self.setAccessibleName("Message")
         self.setToolTip("Type a message; Enter sends, Shift+Enter adds a line, / lists commands")
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -74,6 +78,19 @@ class ComposerEdit(QPlainTextEdit):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if not self._composer.handle_key(event):
             super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_placeholder()
+
+    def _fit_placeholder(self) -> None:
+        """The one-line box shows the whole hint where it fits, a short one where it would
+        wrap onto a line the box does not show (the tooltip keeps the keys)."""
+        room = self.viewport().width() - int(self.document().documentMargin() * 2) - 4
+        full = QFontMetrics(self.font()).horizontalAdvance(PLACEHOLDER) <= room
+        text = PLACEHOLDER if full else SHORT_PLACEHOLDER
+        if self.placeholderText() != text:
+            self.setPlaceholderText(text)
 
     def _fit_height(self) -> None:
         # Grow with the text up to ~8 lines, then scroll inside.

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
-    QStatusBar,
     QToolBar,
     QToolButton,
     QVBoxLayout,
@@ -38,13 +37,15 @@ from .composer import Composer
 from .format import model_text
 from .icons import app_icon, icon
 from .notifications import Notifications
+from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .session_controller import SessionController
 from .session_list import SessionListPanel
 from .single_instance import bring_to_front
 from .state import ActivityState
-from .status import StatusIndicator
+from .status import ElidingStatusBar, StatusIndicator
 from .theme import apply_theme, colors
 from .transcript import TranscriptView
+from .widgets import ElidedLabel
 from .window_state import WindowState
 
 if TYPE_CHECKING:
@@ -288,6 +289,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.banner)
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
+        self.transcript.retry_requested.connect(self.controller.retry_turn)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
@@ -310,11 +312,29 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 0)
         self.splitter.setSizes([240, 700, 360])
         self.setCentralWidget(self.splitter)
+        self._build_pane_room(centre)
+
+    def _build_pane_room(self, centre: QWidget) -> None:
+        """The chat column keeps a usable width down to the window's minimum size: the Model
+        view gives way first (its toggle stays, and it comes back when there is room)."""
+        self.setMinimumSize(MIN_WINDOW_SIZE)
+        self.model_view_pane.setMinimumWidth(MODEL_VIEW_MIN_WIDTH)
+        self.pane_room = PaneRoom(
+            self.splitter,
+            centre,
+            [
+                SidePane(self.model_view_pane, self.model_view_action, "Model view",
+                         self.model_view_action.toolTip(), width=360),
+                SidePane(self.sessions, self.sidebar_action, "session list",
+                         self.sidebar_action.toolTip(), width=240),
+            ],
+            say=lambda text: self.statusBar().showMessage(text, 6000),
+        )
 
     def _build_status(self) -> None:
-        status = QStatusBar(self)
+        status = ElidingStatusBar(self)
         self.setStatusBar(status)
-        self.model_label = QLabel("")
+        self.model_label = ElidedLabel("")  # a long model name or address ends in "…"
         self.model_label.setAccessibleName("Model")
         self.model_label.setToolTip("The model this session talks to")
         status.addWidget(self.model_label)
@@ -596,11 +616,15 @@ class MainWindow(QMainWindow):
         from .export import transcript_to_json, transcript_to_markdown
 
         title = self.windowTitle().split(" — ")[0]
-        meta = {"title": title, "session_id": self.session.id, "model": self.session.config.model}
+        session_id, model = self.session.id, self.session.config.model
         if fmt == "json":  # the record as the core keeps it
-            text = transcript_to_json(self.session.transcript(), **meta)
+            text = transcript_to_json(
+                self.session.transcript(), title=title, session_id=session_id, model=model
+            )
         else:  # what the window shows, from the events that draw it
-            text = transcript_to_markdown(self.session.replay_events(), **meta)
+            text = transcript_to_markdown(
+                self.session.replay_events(), title=title, session_id=session_id, model=model
+            )
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

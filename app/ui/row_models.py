@@ -46,6 +46,8 @@ class RowHost(Protocol):
 
     def remove_rows(self, rows: list[Any]) -> None: ...
 
+    def request_retry(self) -> None: ...
+
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
     if len(text) <= limit:
@@ -388,12 +390,23 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("kind", "message")
+    __slots__ = ("kind", "message", "retry_turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
         self.kind = kind
         self.message = message
+        self.retry_turn_id: str | None = None  # the failed turn Retry would run again
+
+    def set_retry(self, turn_id: str | None) -> None:
+        """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""
+        if turn_id != self.retry_turn_id:
+            self.retry_turn_id = turn_id
+            self._changed()
+
+    def request_retry(self) -> None:
+        if self.retry_turn_id is not None:
+            self._host.request_retry()
 
     def set_message(self, message: str) -> None:
         self.message = message

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
-    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -39,7 +38,7 @@ from .row_models import (
     pretty_arguments,
 )
 from .theme import colors
-from .widgets import RichTextView, tool_button
+from .widgets import ElidedLabel, RichTextView, tool_button
 
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer
@@ -84,7 +83,9 @@ class RowWidget(QFrame):
         self._outer = QVBoxLayout(self)
         self._outer.setContentsMargins(10, 6, 10, 6)
         self._outer.setSpacing(2)
-        self.context_tag = muted_label(f"· {NOT_IN_CONTEXT}")
+        # Shortened with "…" (whole text in its tooltip) in a header too narrow for it.
+        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}")
+        self.context_tag.setStyleSheet(f"color: {colors().muted};")
         self.context_tag.setToolTip(
             "A compaction replaced this part of the conversation with a summary; the model no "
             "longer sees it, but it stays here for you."
@@ -263,8 +264,9 @@ class ExpandableRowWidget(RowWidget):
         self.title_label = QLabel(title)
         self.title_label.setTextFormat(Qt.TextFormat.PlainText)
         header.addWidget(self.title_label)
-        self.detail_label = muted_label("")
-        self.detail_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # A one-line preview: shortened with "…" (whole text in its tooltip), never cut.
+        self.detail_label = ElidedLabel("")
+        self.detail_label.setStyleSheet(f"color: {colors().muted};")
         header.addWidget(self.detail_label, 1)
         header.addWidget(self.context_tag)
         self.status_label = muted_label("")
@@ -363,12 +365,26 @@ class NoticeRowWidget(RowWidget):
         self._icon.setPixmap(icon(self.ICONS.get(row.kind, "info"), color).pixmap(16, 16))
         if row.kind == "error":
             self.setStyleSheet(f"QFrame#noticeRow {{ border-left: 3px solid {c.error}; }}")
+        self.retry_button = _retry_button(row)
+        line.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
         self.finish()
 
     def sync(self) -> None:
         row = self.notice
         self.label.setText(label_text(row.message))
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
+        self.retry_button.setVisible(row.retry_turn_id is not None)
+
+
+def _retry_button(row: NoticeRow) -> QToolButton:
+    """Retry on a failed turn's error: the core runs the turn again (the message is already
+    in the conversation); shown while the core says the turn can be retried."""
+    button = tool_button(
+        "retry", "Send the failed message again (it is not added twice)", "Retry", text="Retry"
+    )
+    button.clicked.connect(row.request_retry)
+    button.hide()
+    return button
 
 
 def row_widget(row: TranscriptRow, renderer: MarkdownRenderer, parent: QWidget) -> RowWidget:

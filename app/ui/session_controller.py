@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNDO_BUSY_HINT = "Undo is possible once the current turn has finished."
+RETRY_BUSY_HINT = "Retry is possible once the current turn has finished."
 DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
 
 
@@ -173,6 +174,9 @@ class SessionController(QObject):
         self.state.apply(event)
         if event.type == "turn_started":
             self._awaiting_turn = False
+        elif event.type == "error" and event.kind == "invalid_op" and self._awaiting_turn:
+            self._awaiting_turn = False  # the op was refused: no turn is coming
+            self.controls_changed.emit()
         elif event.type == "undo_available":
             self.undo_item_id = event.item_id
         self.event_received.emit(event)
@@ -252,6 +256,21 @@ class SessionController(QObject):
         from app.core import ops
 
         return self.submit(ops.UndoCompaction())
+
+    def retry_turn(self) -> bool:
+        """Run the failed turn again (its error's Retry): the core refuses it in words when
+        it can no longer be retried."""
+        if self.busy:
+            self.hint.emit(RETRY_BUSY_HINT)
+            return False
+        from app.core import ops
+
+        if not self.submit(ops.RetryTurn()):
+            return False
+        self._awaiting_turn = True
+        self.submitted.emit()
+        self.controls_changed.emit()
+        return True
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction."""

@@ -5,8 +5,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QStatusBar,
+    QStyle,
+    QStyleOption,
+    QToolButton,
+    QWidget,
+)
 
 from .format import compacted_text, gauge_level, gauge_percent, gauge_text, progress_text
 from .theme import colors
@@ -183,3 +193,58 @@ class StatusIndicator(QWidget):
 
     def text(self) -> str:
         return self.label.text()
+
+
+class ElidingStatusBar(QStatusBar):
+    """A status bar whose passing messages (a control's hover text, "Exported to …") end in
+    "…" where they would run into the permanent widgets on the right, instead of being cut
+    off mid-word; the message hides the ordinary widgets (the model name) while it shows."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._permanent: list[QWidget] = []
+
+    def addPermanentWidget(self, widget: QWidget, stretch: int | None = 0) -> None:
+        self._permanent.append(widget)
+        super().addPermanentWidget(widget, stretch or 0)
+
+    def message_rect(self) -> QRect:
+        """Where a message is drawn: from the left edge to the first permanent widget."""
+        left, right = 6, self.width() - 12
+        for widget in self._permanent:
+            if widget.isVisible():
+                right = min(right, widget.x() - 6)
+                break
+        return QRect(left, 0, max(0, right - left), self.height())
+
+    def shown_message(self) -> str:
+        """The current message as drawn (shortened with "…" when it does not fit)."""
+        return self.fontMetrics().elidedText(
+            self.currentMessage(), Qt.TextElideMode.ElideRight, self.message_rect().width()
+        )
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self.currentMessage():
+            super().paintEvent(event)
+            return
+        painter = QPainter(self)
+        option = QStyleOption()
+        option.initFrom(self)
+        self.style().drawPrimitive(QStyle.PrimitiveElement.PE_PanelStatusBar, option, painter,
+                                   self)
+        for widget in self._permanent:
+            if widget.isVisible():
+                frame = QStyleOption()
+                frame.rect = widget.geometry().adjusted(-2, -1, 2, 1)
+                frame.palette = self.palette()
+                self.style().drawPrimitive(
+                    QStyle.PrimitiveElement.PE_FrameStatusBarItem, frame, painter, widget
+                )
+        painter.setPen(self.palette().windowText().color())
+        painter.drawText(
+            self.message_rect(),
+            int(Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter
+                | Qt.TextFlag.TextSingleLine),
+            self.shown_message(),
+        )
+        painter.end()

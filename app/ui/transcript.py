@@ -73,6 +73,7 @@ class TranscriptView(VirtualRowArea):
     """The scrolling list of rows; feed it core events with ``handle_event``."""
 
     undo_requested = Signal(str)
+    retry_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -127,6 +128,10 @@ class TranscriptView(VirtualRowArea):
     def request_undo(self, item_id: str) -> None:
         """A marker's Undo button was clicked."""
         self.undo_requested.emit(item_id)
+
+    def request_retry(self) -> None:
+        """An error's Retry button was clicked."""
+        self.retry_requested.emit()
 
     # -- rows -------------------------------------------------------------------------------
 
@@ -343,6 +348,8 @@ class TranscriptView(VirtualRowArea):
             self._on_stream_error(event)
         elif event.type == "turn_complete":
             self._on_turn_complete(event)
+        elif event.type == "retry_available":
+            self._on_retry_available(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -457,6 +464,15 @@ class TranscriptView(VirtualRowArea):
             self._reconnect.set_message(text)
         else:
             self._reconnect = self.add_notice("stream_error", text)
+
+    def _on_retry_available(self, event: p.RetryAvailable) -> None:
+        """The core says which failed turn Retry would run again: its error (the last one,
+        sent just before) offers Retry; every other error stops offering it."""
+        errors = self.notice_rows("error")
+        for row in errors:
+            row.set_retry(None)
+        if event.turn_id is not None and errors:
+            errors[-1].set_retry(event.turn_id)
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"

@@ -14,9 +14,17 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QWidget,
+)
 
 from .icons import icon
 
@@ -118,6 +126,74 @@ class RichTextView(QTextBrowser):
 
     def minimumSizeHint(self) -> QSize:
         return QSize(super().minimumSizeHint().width(), 8)
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text that ends in "…" where it does not fit, never cut mid-word; the
+    whole text is its tooltip while it is shortened. ``text()`` is always the whole text.
+
+    For a one-line preview or a status line beside other widgets: a layout may make it as
+    narrow as a few characters (``minimumSizeHint``), it asks for its whole text
+    (``sizeHint``)."""
+
+    MIN_CHARS = 6
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(False)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._tip = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._update_tip()
+
+    def setToolTip(self, tip: str) -> None:
+        self._tip = tip
+        self._update_tip()
+
+    def shown_text(self) -> str:
+        """The text as drawn at the current width ("…" at the end when shortened)."""
+        return self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
+        )
+
+    @property
+    def elided(self) -> bool:
+        return self.shown_text() != self.text()
+
+    def _update_tip(self) -> None:
+        whole = self.text()
+        if self.elided and whole:
+            tip = f"{whole}\n\n{self._tip}" if self._tip else whole
+        else:
+            tip = self._tip
+        super().setToolTip(tip)
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        margins = self.contentsMargins()
+        room = self.fontMetrics().averageCharWidth() * self.MIN_CHARS
+        return QSize(min(hint.width(), room + margins.left() + margins.right()), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._update_tip()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        self.style().drawItemText(
+            painter,
+            self.contentsRect(),
+            int(self.alignment()),
+            self.palette(),
+            self.isEnabled(),
+            self.shown_text(),
+            self.foregroundRole(),
+        )
+        painter.end()
 
 
 def tool_button(

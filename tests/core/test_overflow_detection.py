@@ -164,7 +164,11 @@ def test_connection_error_names_the_server_and_reason() -> None:
     except openai.APIConnectionError as exc:
         error = classify_exception(exc, BASE_URL)
     assert error.category == "connection"
-    assert error.message == f"could not reach {BASE_URL}: Connection refused"
+    assert error.message == (
+        f"Coco could not reach the server at {BASE_URL}: nothing is listening there (connection "
+        "refused). Check that the server is running and that the address in Settings is right."
+    )
+    assert error.details is not None and "ConnectError: Connection refused" in error.details
 
 
 def test_timeout_is_connection() -> None:

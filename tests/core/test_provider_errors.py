@@ -148,7 +148,11 @@ def test_timeouts_are_marked_as_stalls() -> None:
     request = httpx2.Request("POST", f"{BASE_URL}/responses")
     before = classify_exception(openai.APITimeoutError(request=request), BASE_URL)
     assert before.code == "timeout"
-    assert before.message == f"could not reach {BASE_URL}: timed out"
+    assert before.message == (
+        f"Coco could not reach the server at {BASE_URL}: it did not answer in time (timed "
+        "out). Check that the server is running and reachable; a slow server may need a longer "
+        "request timeout in Settings."
+    )
     during = classify_exception(httpx2.ReadTimeout("timed out", request=request), BASE_URL)
     assert during.code == "timeout"
     assert during.message == (
@@ -182,7 +186,9 @@ def test_a_key_in_the_base_url_is_not_in_a_connection_error_or_its_details() -> 
         error = classify_exception(exc, KEYED_URL, secrets=[KEY])
     assert KEY not in error.message and KEY not in str(error)
     assert error.details is not None and KEY not in error.details
-    assert error.message.startswith("could not reach https://gateway.example/[redacted]/v1")
+    assert error.message.startswith(
+        "Coco could not reach the server at https://gateway.example/[redacted]/v1"
+    )
 
 
 def test_a_web_page_error_never_shows_the_key() -> None:

@@ -391,7 +391,11 @@ async def test_unreachable_server_is_connection_error() -> None:
     finally:
         await prov.close()
     assert error.category == "connection"
-    assert error.message.startswith(f"could not reach {url}: ")
+    assert error.message.startswith(
+        f"Coco could not reach the server at {url}: nothing is listening there"
+    )
+    assert error.details is not None and "Errno" in error.details  # the raw text, kept apart
+    assert "Errno" not in error.message
     assert KEY not in error.message
 
 

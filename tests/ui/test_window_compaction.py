@@ -86,7 +86,8 @@ def test_gauge_shows_context_use_from_token_counts(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window()  # context window 100 000, auto-compact at 90 %
-    assert "auto-compact at 90 %" in window.indicator.text()
+    # The session's first token count reaches the window through the bridge, after it opened.
+    qtbot.waitUntil(lambda: "auto-compact at 90 %" in window.indicator.text(), timeout=5000)
     chat(qtbot, window, server, "hello", "hi",
          usage={"input_tokens": 40_000, "output_tokens": 1_000, "total_tokens": 41_000})
     assert window.indicator.text() == "41 % of context used · auto-compact at 90 %"
