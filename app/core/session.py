@@ -43,6 +43,7 @@ from .items import (
     user_message,
 )
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
+from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
 from .providers.probe import local_tools_warning
 from .replay import (
@@ -411,6 +412,22 @@ class Session:
         self._note("error", message)
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
 
+    def _error_with_details(
+        self, message: str, kind: p.ErrorKind, turn_id: str | None, details: str
+    ) -> None:
+        """An error with its technical detail (shown one click away, kept for resume); the
+        detail is scrubbed of the key once more, whatever produced it."""
+        details = scrub_secrets(details, [self._config.api_key.get_secret_value()])
+        if not details:
+            self._error(message, kind, turn_id)
+            return
+        self._transcript.add_error(message, details)
+        try:
+            self._record("event", {"kind": "error", "message": message, "details": details})
+        except STORAGE_ERRORS:
+            pass
+        self._emit(p.Error(message=message, kind=kind, turn_id=turn_id, details=details))
+
     def _window(self, model: str | None = None) -> int | None:
         return self._compactor.window(model)
 
@@ -615,6 +632,10 @@ class Session:
                         output_tokens=int(payload.get("output", 0)),
                         cached_tokens=int(payload.get("cached", 0)),
                         reasoning_tokens=int(payload.get("reasoning", 0)),
+                    )
+                elif event_kind == "error" and payload.get("details"):
+                    self._transcript.add_error(
+                        str(payload.get("message", "")), str(payload.get("details"))
                     )
                 elif event_kind in ("error", "warning", "background"):
                     self._transcript.add_note(event_kind, str(payload.get("message", "")))
@@ -851,13 +872,16 @@ class Session:
                     max_retries=self._config.max_retries,
                     base_delay=self._config.retry_base_delay,
                     on_retry=self._retry_notice(turn_id),
+                    on_stall=self._stall_notice(turn_id),
                     on_delta=on_delta,
                     attempt_sink=attempt_box.append,
                     on_item=on_item,
                 )
             except ProviderError as error:
                 if error.category != "context_overflow":
-                    self._error(_describe(error), _error_kind(error), turn_id)
+                    self._error_with_details(
+                        _describe(error), _error_kind(error), turn_id, _error_details(error)
+                    )
                     raise TurnFailed from error
                 window = self._window()
                 if window is not None:
@@ -867,10 +891,15 @@ class Session:
                     auto=self._config.auto_compact, already_retried=overflow_retried
                 )
                 if action == "auto_off":
-                    self._error(OVERFLOW_AUTO_OFF, "context_overflow", turn_id)
+                    self._error_with_details(
+                        OVERFLOW_AUTO_OFF, "context_overflow", turn_id, _error_details(error)
+                    )
                     raise TurnFailed from error
                 if action == "give_up":
-                    self._error(OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id)
+                    self._error_with_details(
+                        OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id,
+                        _error_details(error),
+                    )
                     self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 overflow_retried = True
@@ -1024,6 +1053,22 @@ class Session:
 
         return notice
 
+    def _stall_notice(self, turn_id: str) -> Any:
+        """Says when the server has sent nothing for a while (``seconds``), and when data
+        flows again (``None``); the window counts on from the figures."""
+
+        def notice(seconds: float | None) -> None:
+            self._emit(
+                p.StreamWaiting(
+                    turn_id=turn_id,
+                    since_seconds=seconds or 0.0,
+                    timeout_seconds=self._config.request_timeout,
+                    stalled=seconds is not None,
+                )
+            )
+
+        return notice
+
     def _record_interruption(self, turn_id: str, attempt: StreamAttempt | None) -> None:
         """Keep what the model had said, marked interrupted; leave no call without output."""
         if attempt is not None:
@@ -1165,6 +1210,20 @@ def _marker_from(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _describe(error: ProviderError) -> str:
     return error.message
+
+
+def _error_details(error: ProviderError) -> str:
+    """The technical detail of a failed request: the provider's own, else what is known of
+    it (category, status, code, message)."""
+    if error.details:
+        return error.details
+    facts = [f"category: {error.category}"]
+    if error.status:
+        facts.append(f"HTTP status: {error.status}")
+    if error.code:
+        facts.append(f"code: {error.code}")
+    facts.append(f"message: {error.message}")
+    return "\n".join(facts)
 
 
 def _error_kind(error: ProviderError) -> p.ErrorKind:

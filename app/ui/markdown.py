@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.normalize_url import normalizeLinkText
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
-from mdurl import decode as decode_url
 from markdown_it.utils import EnvType, OptionsDict
 from pygments import highlight  # type: ignore[import-untyped]
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
@@ -32,7 +32,6 @@ from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 from .long_text import break_runs, break_runs_html
 from .theme import Colors
 from .widgets import COPY_SCHEME
-
 
 # Characters that change the display order of the text around them without being seen: the
 # embeddings and overrides (U+202A–U+202E), the isolates (U+2066–U+2069) and the directional
@@ -60,7 +59,7 @@ def _reveal_bidi(state: StateCore) -> None:
                 depth += 1
                 href = str(token.attrGet("href") or "")
                 if href:
-                    token.attrSet("title", show_bidi_controls(decode_url(href)))
+                    token.attrSet("title", show_bidi_controls(normalizeLinkText(href)))
             elif token.type == "link_close":
                 depth = max(0, depth - 1)
             elif token.type in ("code_inline", "image") or (depth and token.type == "text"):

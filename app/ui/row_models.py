@@ -388,21 +388,36 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("kind", "message")
+    __slots__ = ("details", "details_shown", "kind", "message")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
         self.kind = kind
         self.message = message
+        self.details = ""  # the technical detail behind an error, shown on demand
+        self.details_shown = False
 
     def set_message(self, message: str) -> None:
         self.message = message
         self._changed()
+
+    def set_details(self, details: str) -> None:
+        """The technical detail behind the message (a "Details" toggle shows it)."""
+        self.details = details
+        self._changed()
+
+    def set_details_shown(self, shown: bool) -> None:
+        if shown != self.details_shown:
+            self.details_shown = shown
+            self._changed()
 
     @property
     def label(self) -> QLabel:
         return self.widget.label  # type: ignore[no-any-return]
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        return 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
+        height = 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
+        if self.details and self.details_shown:
+            height += 8 + text_lines(clip(self.details), width - 40, metrics) * metrics.line_height
+        return height
 

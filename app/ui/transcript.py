@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -33,6 +34,7 @@ from .row_models import (
 from .row_widgets import RowWidget, row_widget
 from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
+from .waits import countdown_text, stall_text, waited_text
 
 if TYPE_CHECKING:
     from app.core import protocol as p
@@ -52,11 +54,37 @@ __all__ = [
 ]
 
 FRAME_MS = 33
+TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
+# Events that show the turn moving on: a retry wait that was counting down is over.
+_RETRY_OVER = frozenset(
+    {"agent_message_delta", "item_started", "item_completed", "stream_waiting", "error"}
+)
 EMPTY_TEXT = (
     "Ask anything to start.\n\n"
     "Type / for commands: /compact [focus] summarises the conversation to free context, "
     "/undo-compact puts it back. The gauge in the status bar shows how full the context is."
 )
+
+
+@dataclass
+class _RetryWait:
+    """A retry wait being counted down on the reconnect row."""
+
+    row: NoticeRow
+    attempt_text: str
+    reason: str
+    wait: float
+    requested: float | None
+    deadline: float
+
+
+@dataclass
+class _Stall:
+    """A stall being counted on its row: ``started`` is when the server last sent data."""
+
+    row: NoticeRow
+    started: float
+    timeout: float | None
 
 
 def _data_text(data: Mapping[str, Any]) -> str:
@@ -98,6 +126,14 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.timeout.connect(self.flush)
         self.render_count = 0  # renders of streaming rows, for tests and diagnostics
+
+        # Waits count on locally from the core's figures, once a second (``tick_waits``).
+        self.clock: Callable[[], float] = time.monotonic
+        self._retry_wait: _RetryWait | None = None
+        self._stall: _Stall | None = None
+        self._wait_timer = QTimer(self)
+        self._wait_timer.setInterval(TICK_MS)
+        self._wait_timer.timeout.connect(self.tick_waits)
 
     @property
     def renderer(self) -> MarkdownRenderer:
@@ -142,6 +178,9 @@ class TranscriptView(VirtualRowArea):
     def clear(self) -> None:
         """Remove every row (another session is being shown)."""
         self._flush_timer.stop()
+        self._wait_timer.stop()
+        self._retry_wait = None
+        self._stall = None
         self._messages.clear()
         self._tools.clear()
         self._compactions.clear()
@@ -313,6 +352,8 @@ class TranscriptView(VirtualRowArea):
     def handle_event(self, event: Any) -> None:
         """Render one core event (those that concern the transcript; others are ignored)."""
         kind = getattr(event, "type", "")
+        if self._retry_wait is not None and kind in _RETRY_OVER:
+            self._end_retry_wait()
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(event)
@@ -437,24 +478,96 @@ class TranscriptView(VirtualRowArea):
         self.add_notice("warning", event.message)
 
     def _on_error(self, event: p.Error) -> None:
-        self.add_notice("error", event.message)
+        row = self.add_notice("error", event.message)
+        if event.details:
+            row.set_details(event.details)
 
     def _on_stream_error(self, event: p.StreamError) -> None:
         self._discard_partial()
+        self._end_stall()
+        self._end_retry_wait()
         # One line per turn that updates in place: "Reconnecting... 2/5 · why · how long".
+        attempt_text = retry_text(event.message, event.attempt, event.max_attempts)
         text = retry_detail(
-            retry_text(event.message, event.attempt, event.max_attempts),
-            event.reason,
-            event.wait_seconds,
-            event.requested_seconds,
+            attempt_text, event.reason, event.wait_seconds, event.requested_seconds
         )
         if self._reconnect is not None and self._reconnect in self.rows:
             self._reconnect.set_message(text)
         else:
             self._reconnect = self.add_notice("stream_error", text)
+        wait = event.wait_seconds
+        if wait is not None and wait >= 1:
+            # A wait worth a countdown: "Retrying in 42 s — why", once a second.
+            self._retry_wait = _RetryWait(
+                self._reconnect, attempt_text, event.reason, wait, event.requested_seconds,
+                self.clock() + wait,
+            )
+            self.tick_waits()
+
+    def _on_stream_waiting(self, event: p.StreamWaiting) -> None:
+        """The server has sent nothing for a while (or sends again): count the wait."""
+        if not event.stalled:
+            self._end_stall()
+            return
+        started = self.clock() - event.since_seconds
+        if self._stall is not None and self._stall.row in self.rows:
+            self._stall.started, self._stall.timeout = started, event.timeout_seconds
+        else:
+            row = self.add_notice("stream_error", "")
+            self._stall = _Stall(row, started, event.timeout_seconds)
+        self.tick_waits()
+
+    # -- waits ------------------------------------------------------------------------------
+
+    def tick_waits(self) -> None:
+        """Move the shown waits on to ``clock()``: the retry countdown, the stall count. The
+        timer calls it each second while a wait is shown."""
+        now = self.clock()
+        retry = self._retry_wait
+        if retry is not None:
+            retry.row.set_message(
+                countdown_text(
+                    retry.attempt_text, retry.reason, retry.deadline - now, retry.wait,
+                    retry.requested,
+                )
+            )
+        stall = self._stall
+        if stall is not None:
+            stall.row.set_message(stall_text(now - stall.started, stall.timeout))
+        if retry is None and stall is None:
+            self._wait_timer.stop()
+        elif not self._wait_timer.isActive():
+            self._wait_timer.start()
+
+    def waiting_text(self) -> str:
+        """What the wait rows say now (empty when nothing is awaited), for tests and tools."""
+        rows = [wait.row for wait in (self._retry_wait, self._stall) if wait is not None]
+        return "\n".join(row.message for row in rows)
+
+    def _end_retry_wait(self, stopped: bool = False) -> None:
+        retry = self._retry_wait
+        if retry is None:
+            return
+        self._retry_wait = None
+        retry.row.set_message(
+            waited_text(retry.attempt_text, retry.reason, retry.wait, retry.requested, stopped)
+        )
+        self.tick_waits()
+
+    def _end_stall(self) -> None:
+        """The stall is over: its row goes (the reply, a retry or an error says the rest)."""
+        stall = self._stall
+        if stall is None:
+            return
+        self._stall = None
+        if stall.row in self.rows:
+            self.remove_rows([stall.row])
+        self.tick_waits()
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"
+        self._end_retry_wait(stopped=aborted)
+        self._end_stall()
         self._finish_stream(interrupted=aborted)
         if aborted:
             for row in self.tool_rows():
