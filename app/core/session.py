@@ -653,6 +653,7 @@ class Session:
         self._turn_items = []
         user_saved = False
         try:
+            await self._counter.precount([op.text])  # a long message: counted off-thread
             if not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
@@ -912,6 +913,8 @@ class Session:
                     self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 continue
+            # A long reply is tokenised off the window's thread before it is recorded.
+            await self._counter.precount_items(attempt.items)
             attempt_box.clear()
             self._learn_calibration(estimate, attempt)
             calls = self._record_outputs(turn_id, attempt, started)
@@ -1012,6 +1015,7 @@ class Session:
         )
         self._emit(p.ItemStarted(turn_id=turn_id, item=display))
         result = await self._tools.call(str(call.get("name", "")), str(call.get("arguments", "")))
+        await self._counter.precount([result.output])  # a long output: counted off-thread
         output = self._fit_tool_output(result.output)
         self._append_item(function_call_output(call_id, output), turn_id)
         self._emit(

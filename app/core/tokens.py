@@ -12,6 +12,7 @@ file's URL), without touching ``os.environ``: tiktoken only takes its folder fro
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import logging
@@ -19,6 +20,8 @@ import math
 import os
 import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -37,6 +40,28 @@ ITEM_OVERHEAD_TOKENS = 4
 DOWNLOAD_TIMEOUT_SECONDS = 30.0
 
 CounterState = Literal["loading", "ready", "unavailable"]
+
+# Texts this long are counted in a worker thread before the core needs their count
+# (:meth:`TokenCounter.precount`): tokenising a 1 MB reply takes 0.2–0.6 s, and the core's loop
+# is the window's thread (qasync). Their counts are kept for the next use of the same text.
+BIG_TEXT_CHARS = 20_000
+_BIG_COUNTS_KEPT = 8
+
+
+def _encoded_length(encoder: tiktoken.Encoding, text: str) -> int:
+    """How many tokens ``text`` encodes to, special-token text counted as text.
+
+    Through tiktoken's token buffer where it has one: the list ``encode_ordinary`` returns
+    is built holding the GIL (tens of milliseconds for a megabyte), the buffer is not, so a
+    count in a worker thread leaves the main thread free."""
+    core = getattr(encoder, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    if to_buffer is not None:
+        try:
+            return memoryview(to_buffer(text, set())).nbytes // 4
+        except (TypeError, ValueError, UnicodeEncodeError):
+            pass  # an older or stricter tiktoken, or lone surrogates: the ordinary path
+    return len(encoder.encode_ordinary(text))
 
 
 def approx_tokens(text: str) -> int:
@@ -305,6 +330,7 @@ class TokenCounter:
         got = self._shared.get_or_start(spec, tokenizer_cache_dir(cache_dir), allow_download)
         self._encoder: tiktoken.Encoding | None = None
         self._load: _Load | None = None
+        self._big_counts: OrderedDict[str, int] = OrderedDict()  # see BIG_TEXT_CHARS
         if isinstance(got, _Load):
             self._load = got
         else:
@@ -342,8 +368,39 @@ class TokenCounter:
         encoder = self._current_encoder()
         if encoder is None:
             return approx_tokens(text)
+        if len(text) >= BIG_TEXT_CHARS:
+            known = self._big_counts.get(text)
+            if known is not None:
+                self._big_counts.move_to_end(text)
+                return known
+            tokens = _encoded_length(encoder, text)
+            self._remember(text, tokens)
+            return tokens
         # encode_ordinary == encode(disallowed_special=()): special-token text counts as text.
         return len(encoder.encode_ordinary(text))
+
+    def _remember(self, text: str, tokens: int) -> None:
+        self._big_counts[text] = tokens
+        self._big_counts.move_to_end(text)
+        while len(self._big_counts) > _BIG_COUNTS_KEPT:
+            self._big_counts.popitem(last=False)
+
+    async def precount(self, texts: Iterable[str]) -> None:
+        """Count the long ones among ``texts`` in a worker thread, so the :meth:`count` that
+        follows (on the event loop, which is the window's thread) finds the result at once
+        instead of blocking for it. Short texts and estimates need nothing."""
+        encoder = self._current_encoder()
+        if encoder is None:
+            return
+        for text in texts:
+            if len(text) >= BIG_TEXT_CHARS and text not in self._big_counts:
+                tokens = await asyncio.to_thread(_encoded_length, encoder, text)
+                self._remember(text, tokens)
+
+    async def precount_items(self, items: Iterable[Item]) -> None:
+        """:meth:`precount` for the readable text of each item (what :meth:`count_item`
+        tokenises)."""
+        await self.precount([item_count_parts(item)[0] for item in items])
 
     def count_item(self, item: Item) -> int:
         """Tokens an item costs in the context: its readable text counted, its encrypted

@@ -52,10 +52,8 @@ def test_a_capped_server_wait_counts_down_and_says_why(
 
     window.stop()  # the user does not wait the minute out
     wait_idle(qtbot, window)
-    assert reconnect_rows(window) == [
-        "Reconnecting... 1/2 · the server is rate limiting requests · stopped while waiting "
-        "to retry"
-    ]
+    stopped = "Reconnecting... 1/2 · the server is rate limiting requests · stopped while waiting"
+    assert reconnect_rows(window) == [f"{stopped} to retry"]
     assert not window.transcript._wait_timer.isActive()
 
 
