@@ -51,7 +51,13 @@ from .replay import (
     reasoning_summary,
     replay_events,
 )
-from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
+from .rollout import (
+    RolloutWriteError,
+    RolloutWriter,
+    progress_reporter,
+    resume_rollout,
+    rollout_path,
+)
 from .sampling import StreamAttempt, sample
 from .secrets import redact_url
 from .session_index import SessionIndex, SessionInfo
@@ -154,6 +160,7 @@ class Session:
         else:
             session = cls(config, session_id)
             await asyncio.to_thread(session._resume)
+            await session._precount_resumed()
         session._emit(session._token_event())
         session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
@@ -532,6 +539,16 @@ class Session:
             self._emit(p.Warning(message=f"Could not update the session list: {exc}"))
 
     # ================================================================ resume
+
+    async def _precount_resumed(self) -> None:
+        """Count the long texts the gauge needs at once (those after the last reported
+        usage, or all when none was) in a worker thread, telling the open's progress: a 50 MB
+        message took seconds to count on the window's thread."""
+        history = self._history
+        start = history.mark if history.api_total is not None else 0
+        await self._counter.precount_items(
+            history.raw_items()[start:], progress_reporter("counting")
+        )
 
     def _resume(self) -> None:
         if not self._path.exists():

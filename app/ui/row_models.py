@@ -282,7 +282,14 @@ class MessageSegmentRow(TranscriptRow):
         return streaming or super().keep_widget()
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        return 12 + text_lines(self.source, width - 24, metrics) * metrics.line_height
+        # From the message's text in place: building each part's source to estimate it
+        # copied all of a 50 MB message on the window's thread when it was reopened.
+        text, cuts, number = self.message.text, self.message.cuts, self.number
+        begin = cuts[number - 1].offset if number > 0 else 0
+        end = cuts[number].offset if number < len(cuts) else len(text)
+        per_line = max(20, (width - 24) // metrics.char_width)
+        lines = text.count("\n", begin, end) + (end - begin) // per_line + 1
+        return 12 + lines * metrics.line_height
 
     @property
     def layout_cost(self) -> int:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from app.core import CoreConfig, Session
     from app.core import protocol as p
+    from app.core.rollout import OpenProgress
     from app.core.settings import AppSettings
 
     from .app_context import AppContext
@@ -74,6 +75,8 @@ class SessionController(QObject):
         self.undo_item_id: str | None = None
         self._awaiting_turn = False  # a message was sent; its turn has not started yet
         self._opening: asyncio.Future[Any] | None = None
+        # How far opening a saved session has got (the transcript shows it); None otherwise.
+        self.open_progress: OpenProgress | None = None
 
     # ================================================================ lifecycle
 
@@ -82,6 +85,11 @@ class SessionController(QObject):
         be opened (the reason is a notice and a new session takes its place)."""
         had_session = self.bridge is not None
         await self.close()
+        from app.core.rollout import OPEN_PROGRESS, OpenProgress
+
+        from .transcript import prepare_replay
+
+        self.open_progress = OpenProgress() if session_id is not None else None
         self.session_changing.emit()
         if had_session:
             memory.session_replaced()
@@ -98,6 +106,7 @@ class SessionController(QObject):
         from app.core import Session
 
         opened = True
+        progress_token = OPEN_PROGRESS.set(self.open_progress)
         try:
             session = await Session.open(config, session_id=session_id)
         except (FileNotFoundError, ValueError, OSError) as exc:
@@ -106,6 +115,7 @@ class SessionController(QObject):
             opened = False
             session = await Session.open(config)
             self.notice.emit("error", f"Could not open that session: {exc}")
+        OPEN_PROGRESS.reset(progress_token)
         self.session = session
         from .bridge import SessionBridge
 
@@ -113,11 +123,15 @@ class SessionController(QObject):
         self.bridge.event_received.connect(self._on_event)
         self.bridge.failed.connect(self.problem)
         if session_id is not None and opened:
-            self.session_resumed.emit(session.replay_events())
+            events = session.replay_events()
+            await prepare_replay(events, self.open_progress)  # long messages, off-thread
+            self.session_resumed.emit(events)
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)
         self.session_opened.emit(session.id)
+        if self.open_progress is not None:
+            self.open_progress.finished = True
         return opened
 
     def start_new_session(self) -> asyncio.Future[Any]:

@@ -11,6 +11,7 @@ reopened session (``replay``), and never touches the history itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
-from .long_text import SEGMENT_CHARS, display_cuts
+from .long_text import SEGMENT_CHARS, Cut, display_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
     MessageRow,
@@ -34,10 +35,11 @@ from .row_models import (
 from .row_widgets import RowWidget, row_widget
 from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
-from .waits import countdown_text, stall_text, waited_text
+from .waits import countdown_text, opening_text, stall_text, waited_text
 
 if TYPE_CHECKING:
     from app.core import protocol as p
+    from app.core.rollout import OpenProgress
 
     from .markdown import MarkdownRenderer
 
@@ -55,6 +57,13 @@ __all__ = [
 
 FRAME_MS = 33
 TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
+OPENING_TICK_MS = 100
+OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
+# A reopened message this long has its display parts found in a worker thread beforehand
+# (``prepare_replay``): seconds of line scanning for 50 MB.
+PREPARED_CHARS = 10 * SEGMENT_CHARS
+# Parts found by ``prepare_replay``, by the text's id (the text is kept, so the id stays its).
+_PREPARED_CUTS: dict[int, tuple[str, list[Cut]]] = {}
 # Events that show the turn moving on: a retry wait that was counting down is over.
 _RETRY_OVER = frozenset(
     {"agent_message_delta", "item_started", "item_completed", "stream_waiting", "error"}
@@ -85,6 +94,37 @@ class _Stall:
     row: NoticeRow
     started: float
     timeout: float | None
+
+
+async def prepare_replay(events: Iterable[Any], progress: OpenProgress | None = None) -> None:
+    """Find the display parts of the very long messages among a reopened session's events in
+    a worker thread (the replay on the window's thread then finds them ready), reporting to
+    ``progress`` as stage ``"preparing"``."""
+    texts = [
+        text
+        for event in events
+        if getattr(event, "type", "") == "item_completed"
+        and event.item.kind in ("user_message", "agent_message")
+        and len(text := _data_text(event.item.data)) >= PREPARED_CHARS
+    ]
+    whole = sum(len(text) for text in texts)
+    done = 0
+    for text in texts:
+        if progress is not None:
+            progress.report("preparing", done, whole)
+        cuts = await asyncio.to_thread(display_cuts, text)
+        _PREPARED_CUTS[id(text)] = (text, cuts)
+        done += len(text)
+    if progress is not None and texts:
+        progress.report("preparing", done, whole)
+
+
+def _prepared_cuts(text: str) -> list[Cut]:
+    """The display parts of ``text``: found beforehand by ``prepare_replay``, else now."""
+    prepared = _PREPARED_CUTS.pop(id(text), None)
+    if prepared is not None and prepared[0] is text:
+        return prepared[1]
+    return display_cuts(text)
 
 
 def _data_text(data: Mapping[str, Any]) -> str:
@@ -134,6 +174,14 @@ class TranscriptView(VirtualRowArea):
         self._wait_timer = QTimer(self)
         self._wait_timer.setInterval(TICK_MS)
         self._wait_timer.timeout.connect(self.tick_waits)
+
+        # While a session opens: its progress, polled (the core reports from a thread).
+        self._opening: OpenProgress | None = None
+        self._opening_since = 0.0
+        self._opening_shown = ""
+        self._opening_timer = QTimer(self)
+        self._opening_timer.setInterval(OPENING_TICK_MS)
+        self._opening_timer.timeout.connect(self.tick_opening)
 
     @property
     def renderer(self) -> MarkdownRenderer:
@@ -215,7 +263,7 @@ class TranscriptView(VirtualRowArea):
             self._add(row)
             return row
         # A long message is shown in parts, each laid out only when on screen.
-        row.cuts = display_cuts(text)
+        row.cuts = _prepared_cuts(text)
         with self.hold():
             self._add(row)
             row.sync_segments()
@@ -517,6 +565,44 @@ class TranscriptView(VirtualRowArea):
             self._stall = _Stall(row, started, event.timeout_seconds)
         self.tick_waits()
 
+    # -- opening a session -----------------------------------------------------------------
+
+    def watch_opening(self, progress: OpenProgress | None) -> None:
+        """A session is being opened: once it takes more than half a second, say how far it
+        has got ("Opening session… 12 MB of 50 MB") where its conversation will appear."""
+        self._end_opening()
+        if progress is None:
+            return
+        self._opening = progress
+        self._opening_since = self.clock()
+        self._opening_timer.start()
+
+    def tick_opening(self) -> None:
+        """Show the open's progress now (its timer calls this every 100 ms)."""
+        progress = self._opening
+        if progress is None or progress.finished:
+            self._end_opening()
+            return
+        if self.clock() - self._opening_since < OPENING_SHOWN_AFTER:
+            return
+        text = opening_text(progress.stage, progress.done, progress.total)
+        if text != self._opening_shown:
+            self._opening_shown = text
+            self.empty_label.setText(text)
+            self.empty_label.setAccessibleName(text)
+
+    def opening_text(self) -> str:
+        """The progress shown while a session opens ("" when none is)."""
+        return self._opening_shown
+
+    def _end_opening(self) -> None:
+        self._opening_timer.stop()
+        self._opening = None
+        if self._opening_shown:
+            self._opening_shown = ""
+            self.empty_label.setText(EMPTY_TEXT)
+            self.empty_label.setAccessibleName("")
+
     # -- waits ------------------------------------------------------------------------------
 
     def tick_waits(self) -> None:
@@ -584,6 +670,7 @@ class TranscriptView(VirtualRowArea):
         through the handler live events go through: it looks as it did live. Rows are created
         for every event, widgets (and Markdown rendering) only for those on screen."""
         self.clear()
+        self._end_opening()
         with self.hold():
             for event in events:
                 self.handle_event(event)

@@ -58,3 +58,27 @@ def stall_text(seconds: float, timeout: float | None) -> str:
         text += f" Coco gives up after {seconds_text(timeout)} without data"
         text += " (the request timeout, in Settings)"
     return text
+
+
+_OPENING_STAGES = {
+    "reading": "Opening session…",
+    "counting": "Counting the tokens of long messages…",
+    "preparing": "Preparing long messages for display…",
+}
+
+
+def size_text(count: int) -> str:
+    """``12 MB`` (bytes and characters alike: what matters is how far along it is)."""
+    if count >= 10_000_000:
+        return f"{count / 1_000_000:.0f} MB"
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f} MB"
+    return f"{count / 1000:.0f} KB"
+
+
+def opening_text(stage: str, done: int, total: int) -> str:
+    """``Opening session… 12 MB of 50 MB`` (the stage's words, then how far it is)."""
+    words = _OPENING_STAGES.get(stage, "Opening session…")
+    if total <= 0:
+        return words
+    return f"{words} {size_text(done)} of {size_text(total)}"
