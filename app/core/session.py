@@ -51,7 +51,11 @@ from .replay import (
     reasoning_summary,
     replay_events,
 )
-from .rollout import (
+
+# A front end follows an open's progress through these (public here, as the session's).
+from .rollout import (  # noqa: F401
+    OPEN_PROGRESS,
+    OpenProgress,
     RolloutWriteError,
     RolloutWriter,
     progress_reporter,

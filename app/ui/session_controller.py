@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from app.core import CoreConfig, Session
     from app.core import protocol as p
-    from app.core.rollout import OpenProgress
+    from app.core.session import OpenProgress
     from app.core.settings import AppSettings
 
     from .app_context import AppContext
@@ -85,9 +85,9 @@ class SessionController(QObject):
         be opened (the reason is a notice and a new session takes its place)."""
         had_session = self.bridge is not None
         await self.close()
-        from app.core.rollout import OPEN_PROGRESS, OpenProgress
+        from app.core.session import OPEN_PROGRESS, OpenProgress
 
-        from .transcript import prepare_replay
+        from .replay_prep import prepare_replay
 
         self.open_progress = OpenProgress() if session_id is not None else None
         self.session_changing.emit()

@@ -11,10 +11,9 @@ reopened session (``replay``), and never touches the history itself.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,8 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
-from .long_text import SEGMENT_CHARS, Cut, display_cuts
+from .long_text import SEGMENT_CHARS
+from .replay_prep import data_text, forget_prepared, prepared_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
     MessageRow,
@@ -39,7 +39,7 @@ from .waits import countdown_text, opening_text, stall_text, waited_text
 
 if TYPE_CHECKING:
     from app.core import protocol as p
-    from app.core.rollout import OpenProgress
+    from app.core.session import OpenProgress
 
     from .markdown import MarkdownRenderer
 
@@ -59,11 +59,6 @@ FRAME_MS = 33
 TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
 OPENING_TICK_MS = 100
 OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
-# A reopened message this long has its display parts found in a worker thread beforehand
-# (``prepare_replay``): seconds of line scanning for 50 MB.
-PREPARED_CHARS = 10 * SEGMENT_CHARS
-# Parts found by ``prepare_replay``, by the text's id (the text is kept, so the id stays its).
-_PREPARED_CUTS: dict[int, tuple[str, list[Cut]]] = {}
 # Events that show the turn moving on: a retry wait that was counting down is over.
 _RETRY_OVER = frozenset(
     {"agent_message_delta", "item_started", "item_completed", "stream_waiting", "error"}
@@ -94,46 +89,6 @@ class _Stall:
     row: NoticeRow
     started: float
     timeout: float | None
-
-
-async def prepare_replay(events: Iterable[Any], progress: OpenProgress | None = None) -> None:
-    """Find the display parts of the very long messages among a reopened session's events in
-    a worker thread (the replay on the window's thread then finds them ready), reporting to
-    ``progress`` as stage ``"preparing"``."""
-    texts = [
-        text
-        for event in events
-        if getattr(event, "type", "") == "item_completed"
-        and event.item.kind in ("user_message", "agent_message")
-        and len(text := _data_text(event.item.data)) >= PREPARED_CHARS
-    ]
-    whole = sum(len(text) for text in texts)
-    done = 0
-    for text in texts:
-        if progress is not None:
-            progress.report("preparing", done, whole)
-        cuts = await asyncio.to_thread(display_cuts, text)
-        _PREPARED_CUTS[id(text)] = (text, cuts)
-        done += len(text)
-    if progress is not None and texts:
-        progress.report("preparing", done, whole)
-
-
-def _prepared_cuts(text: str) -> list[Cut]:
-    """The display parts of ``text``: found beforehand by ``prepare_replay``, else now."""
-    prepared = _PREPARED_CUTS.pop(id(text), None)
-    if prepared is not None and prepared[0] is text:
-        return prepared[1]
-    return display_cuts(text)
-
-
-def _data_text(data: Mapping[str, Any]) -> str:
-    """The text a TurnItem's data carries, whichever key the core used."""
-    for key in ("text", "message", "content"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
 
 
 class TranscriptView(VirtualRowArea):
@@ -263,7 +218,7 @@ class TranscriptView(VirtualRowArea):
             self._add(row)
             return row
         # A long message is shown in parts, each laid out only when on screen.
-        row.cuts = _prepared_cuts(text)
+        row.cuts = prepared_cuts(text)
         with self.hold():
             self._add(row)
             row.sync_segments()
@@ -424,7 +379,7 @@ class TranscriptView(VirtualRowArea):
             before = self._streaming if trigger == "server" else None
             self.begin_compaction(item.id, trigger != "manual", before)
         elif item.kind == "user_message":
-            self.add_message("user", _data_text(item.data), item.id)
+            self.add_message("user", data_text(item.data), item.id)
         elif item.kind == "agent_message":
             self._stream_row(item.id)
         elif item.kind == "function_call":
@@ -434,11 +389,11 @@ class TranscriptView(VirtualRowArea):
         item = event.item
         data = item.data
         if item.kind == "user_message":
-            row = self.add_message("user", _data_text(data), item.id)
+            row = self.add_message("user", data_text(data), item.id)
             if data.get("not_sent"):
                 row.set_in_context(False)
         elif item.kind == "agent_message":
-            text = _data_text(data)
+            text = data_text(data)
             row = self._messages.get(item.id)
             if row is None:
                 row = self.add_message("assistant", text, item.id)
@@ -454,7 +409,7 @@ class TranscriptView(VirtualRowArea):
             output = data.get("output", "")
             self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
         elif item.kind == "reasoning":
-            text = _data_text(data) or str(data.get("summary", "") or "")
+            text = data_text(data) or str(data.get("summary", "") or "")
             if text.strip():
                 self._add(ReasoningRow(self, text))
 
@@ -674,6 +629,7 @@ class TranscriptView(VirtualRowArea):
         with self.hold():
             for event in events:
                 self.handle_event(event)
+        forget_prepared()
         self.scroll_to_bottom()
 
     # -- palette ----------------------------------------------------------------------------

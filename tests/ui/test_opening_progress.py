@@ -12,7 +12,8 @@ import pytest
 
 from app.core import rollout, tokens
 from app.core.items import assistant_message
-from app.core.rollout import OpenProgress, RolloutWriter
+from app.core.rollout import RolloutWriter
+from app.core.session import OpenProgress
 from app.demo import Reply
 
 from .helpers import type_and_send, wait_idle
