@@ -23,6 +23,13 @@ class FakeClock:
         return self.now
 
 
+def with_fake_clock(window: Any) -> FakeClock:
+    """Give the window's transcript a clock the test moves; returns it."""
+    clock = FakeClock()
+    window.transcript.clock = clock
+    return clock
+
+
 def reconnect_rows(window: Any) -> list[str]:
     return [row.message for row in window.transcript.notice_rows("stream_error")]
 
@@ -31,8 +38,7 @@ def test_a_capped_server_wait_counts_down_and_says_why(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window(overrides={"max_retries": 2})
-    clock = FakeClock()
-    window.transcript.clock = clock
+    clock = with_fake_clock(window)
     server.enqueue(Fault.status(429, "slow down", retry_after=3600))
     type_and_send(qtbot, window, "question")
     qtbot.waitUntil(lambda: bool(reconnect_rows(window)), timeout=5000)
@@ -61,8 +67,7 @@ def test_the_countdown_ends_when_the_next_attempt_answers(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window(overrides={"max_retries": 1})
-    clock = FakeClock()
-    window.transcript.clock = clock
+    with_fake_clock(window)
     texts: list[str] = []
     window.bridge.event_received.connect(
         lambda event: texts.append(window.transcript.waiting_text())
@@ -88,8 +93,7 @@ def test_a_stalled_stream_shows_a_count_up_with_the_timeout(
     qtbot: Any, make_window: Any, server: Any, quick_stall_notice: None
 ) -> None:
     window = make_window(settings={"request_timeout": 120})
-    clock = FakeClock()
-    window.transcript.clock = clock
+    clock = with_fake_clock(window)
     server.enqueue(Reply(reasoning="thinking", text="never sent", pause_after_items=1))
     type_and_send(qtbot, window, "think hard")
     qtbot.waitUntil(lambda: window.transcript.waiting_text() != "", timeout=5000)
