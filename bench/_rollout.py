@@ -162,6 +162,8 @@ class RolloutSynth:
         t = self.t
         session_id = session_id or str(uuid.uuid4())
         path = sessions_dir / f"{session_id}.jsonl"
+        from app.core.rollout import new_record_id
+
         sessions_dir.mkdir(parents=True, exist_ok=True)
         moment = start or datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
         step = timedelta(milliseconds=1500)
@@ -177,6 +179,10 @@ class RolloutSynth:
             nonlocal moment
             moment += step
             record = _fill(template, timestamp=_stamp(moment), payload=payload)
+            if "id" in record:
+                # Each record its own id, as the core writes them: a repeated id reads as
+                # the same line saved twice and is skipped.
+                record["id"] = new_record_id()
             lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
 
         def add_item(template: Record, item: Record, turn_id: str, text: str) -> None:

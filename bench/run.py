@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "transcript_memory": "bench.bench_transcript_memory",
     "soak": "bench.bench_soak",
     "long_lines": "bench.bench_long_lines",
+    "huge_resume": "bench.bench_huge_resume",
 }
 QUICK_SCALE = 0.01
 

@@ -13,12 +13,14 @@ if TYPE_CHECKING:
     from . import events, ops
     from .config import CoreConfig
     from .connection import ConnectionReport, ServerInfo, check_connection, detect_server
+    from .rollout import OpenProgress
     from .session import Session
     from .sessions import SessionActionError, SessionInfo, SessionLibrary
 
 __all__ = [
     "ConnectionReport",
     "CoreConfig",
+    "OpenProgress",
     "ServerInfo",
     "Session",
     "SessionActionError",
@@ -33,6 +35,7 @@ __all__ = [
 _LAZY = {
     "CoreConfig": ".config",
     "Session": ".session",
+    "OpenProgress": ".rollout",  # how far opening a session has got (``Session.open``)
     "events": None,
     "ops": None,
     # The services a front end uses beside the open session.

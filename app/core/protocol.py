@@ -292,6 +292,21 @@ class Error(_Event):
     message: str
     kind: ErrorKind = "internal"
     turn_id: str | None = None
+    # The technical detail behind ``message`` (status line, server text, parser error), for a
+    # "Details" view; never a secret.
+    details: str = ""
+
+
+class StreamWaiting(_Event):
+    """The server has sent nothing for ``since_seconds`` while a reply was awaited (a stall):
+    the window counts on from there. ``timeout_seconds`` is the request timeout after which
+    Coco gives up on the attempt. ``stalled=False``: data flows again, the wait is over."""
+
+    type: Literal["stream_waiting"] = "stream_waiting"
+    turn_id: str
+    since_seconds: float
+    timeout_seconds: float | None = None
+    stalled: bool = True
 
 
 class UndoAvailable(_Event):
@@ -362,6 +377,7 @@ Event = Annotated[
     | CompactionUndone
     | Background
     | StreamError
+    | StreamWaiting
     | Warning
     | Error
     | MessageNotSent

@@ -31,7 +31,13 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
         elif kind == "warning":
             events.append(p.Warning(message=str(entry.get("message", ""))))
         elif kind == "error":
-            events.append(p.Error(message=str(entry.get("message", "")), kind="internal"))
+            events.append(
+                p.Error(
+                    message=str(entry.get("message", "")),
+                    kind="internal",
+                    details=str(entry.get("details") or ""),
+                )
+            )
         elif kind == "background":
             events.append(p.Background(message=str(entry.get("message", ""))))
     events.append(p.UndoAvailable(item_id=undo_item_id))

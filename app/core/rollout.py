@@ -16,11 +16,14 @@ import os
 import re
 import secrets
 import threading
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from .fastjson import dumps_line, loads
 from .session_lock import SessionInUse, SessionLock
@@ -45,6 +48,61 @@ _WRITE_CAUSES: dict[int, str] = {
 }
 if hasattr(errno, "EDQUOT"):
     _WRITE_CAUSES[errno.EDQUOT] = "the disk quota is full"
+
+
+# The file is read in steps of this many bytes, so progress can be told as it goes.
+READ_STEP = 4 * 1024 * 1024
+
+
+class OpenProgress:
+    """How far opening a session has got, for a front end to show while it waits.
+
+    The core reports into it (from its worker thread): ``stage`` is ``"reading"`` (the file),
+    ``"counting"`` (tokens of long texts) or a stage the front end reports itself; ``done``
+    and ``total`` are in bytes (reading) or characters. A front end polls it; plain attribute
+    writes, so reading them from another thread is safe."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.stage = "reading"
+        self.done = 0
+        self.total = 0
+        self.finished = False
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        self.stage, self.done, self.total = stage, done, total
+
+
+# The progress the current open reports to (set by the front end around ``Session.open``;
+# ``asyncio.to_thread`` carries it into the worker thread).
+OPEN_PROGRESS: ContextVar[OpenProgress | None] = ContextVar("open_progress", default=None)
+
+
+def progress_reporter(stage: str) -> Callable[[int, int], None] | None:
+    """A ``(done, total)`` callback reporting ``stage`` to the current open's progress, or
+    None when nobody follows it."""
+    progress = OPEN_PROGRESS.get()
+    if progress is None:
+        return None
+    return lambda done, total: progress.report(stage, done, total)
+
+
+def _read_in_steps(path: Path) -> bytes | bytearray:
+    """The file's bytes, read :data:`READ_STEP` at a time when someone follows the progress.
+
+    Grown step by step (a large buffer grows in place): allocating and zeroing the whole
+    buffer first, or joining the steps at the end, are single calls of 50+ ms for 50 MB."""
+    report = progress_reporter("reading")
+    if report is None:
+        return path.read_bytes()
+    with path.open("rb") as file:
+        total = os.fstat(file.fileno()).st_size
+        buffer = bytearray()
+        report(0, total)
+        while chunk := file.read(READ_STEP):
+            buffer += chunk
+            report(len(buffer), max(total, len(buffer)))
+    return buffer
 
 
 class RolloutWriteError(OSError):
@@ -221,8 +279,18 @@ def parse_record(line: bytes, line_no: int) -> RolloutRecord | None:
     """One line as a record, or ``None`` if it is not valid JSON with ``type`` and ``payload``."""
     try:
         data = loads(line)
+    except TypeError:  # a view of the line, which only orjson reads: ``json`` gets bytes
+        try:
+            data = loads(bytes(line))
+        except ValueError:
+            return None
     except ValueError:  # JSONDecodeError and UnicodeDecodeError alike
         return None
+    return _record_from(data, line_no)
+
+
+def _record_from(data: Any, line_no: int) -> RolloutRecord | None:
+    """The record a parsed line holds, or ``None`` if it has no ``type`` and ``payload``."""
     if not isinstance(data, dict):
         return None
     kind = data.get("type")
@@ -259,6 +327,159 @@ def _bad_lines_warning(name: str, bad: list[int], incomplete_last: int | None) -
     return [summary]
 
 
+# A line this long has its long strings decoded in steps (see :func:`_loads_huge`).
+HUGE_LINE_BYTES = 4 * 1024 * 1024
+_HUGE_STRING_BYTES = 1024 * 1024
+_DECODE_STEP = 1024 * 1024
+_BACKSLASH = 0x5C
+_MAX_QUOTES = 200_000  # quotes scanned in Python before the plain parser is used instead
+_MAX_BACKOFF = 4096
+
+
+def _string_end(data: bytes | bytearray, after: int, end: int) -> int:
+    """The offset of the quote closing the JSON string whose content starts at ``after``,
+    -1 if there is none before ``end``."""
+    close = after
+    while True:
+        close = data.find(b'"', close, end)
+        if close < 0:
+            return -1
+        back = close - 1
+        while back >= after and data[back] == _BACKSLASH:
+            back -= 1
+        if (close - 1 - back) % 2 == 0:  # not escaped
+            return close
+        close += 1
+
+
+def _long_strings(data: bytes | bytearray, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The (start, end) of the content of each string of ``data[start:end]`` longer than
+    ``_HUGE_STRING_BYTES``; None when the line is not worth it or not well formed."""
+    spans: list[tuple[int, int]] = []
+    pos = start
+    for _ in range(_MAX_QUOTES):
+        opening = data.find(b'"', pos, end)
+        if opening < 0:
+            return spans
+        close = _string_end(data, opening + 1, end)
+        if close < 0:
+            return None
+        if close - opening - 1 >= _HUGE_STRING_BYTES:
+            spans.append((opening + 1, close))
+        pos = close + 1
+    return None
+
+
+def _safe_cut(data: bytes | bytearray, start: int, cut: int) -> bool:
+    """True when a JSON string's content (from ``start``) can be split before ``cut``: not
+    inside a UTF-8 sequence, an escape, or between the two halves of a surrogate pair."""
+    if 0x80 <= data[cut] < 0xC0:
+        return False
+    last = data.rfind(b"\\", max(start, cut - 12), cut)
+    if last < 0:
+        return True
+    first = last
+    while first > start and data[first - 1] == _BACKSLASH:
+        first -= 1
+    if (last - first) % 2 == 1:
+        return True  # an even run: escaped backslashes, each pair complete before ``cut``
+    # ``last`` starts an escape: \uXXXX is six bytes, the others two.
+    if data[last + 1 : last + 2] != b"u":
+        return cut >= last + 2
+    if cut < last + 6:
+        return False
+    high = data[last + 2 : last + 4].lower()
+    return not (cut == last + 6 and high in (b"d8", b"d9", b"da", b"db"))
+
+
+def _decode_in_steps(data: bytes | bytearray, start: int, end: int) -> str | None:
+    """The JSON string content ``data[start:end]`` decoded :data:`_DECODE_STEP` bytes at a
+    time (never inside an escape or a UTF-8 sequence); None when no such place is found."""
+    parts: list[str] = []
+    pos = start
+    while pos < end:
+        cut = min(end, pos + _DECODE_STEP)
+        if cut < end:
+            floor = max(pos + 1, cut - _MAX_BACKOFF)
+            while cut > floor and not _safe_cut(data, pos, cut):
+                cut -= 1
+            if cut <= floor:
+                return None
+        part = loads(b'"' + bytes(data[pos:cut]) + b'"')
+        if not isinstance(part, str):
+            return None
+        parts.append(part)
+        pos = cut
+    return "".join(parts)
+
+
+def _put_back(value: Any, texts: dict[str, str]) -> Any:
+    """``value`` with each placeholder string replaced by the text it stands for."""
+    if isinstance(value, str):
+        return texts.get(value, value)
+    if isinstance(value, list):
+        return [_put_back(entry, texts) for entry in value]
+    if isinstance(value, dict):
+        return {key: _put_back(entry, texts) for key, entry in value.items()}
+    return value
+
+
+def _loads_huge(data: bytes | bytearray, start: int, end: int) -> Any:
+    """The JSON value of the line ``data[start:end]``, its long strings decoded in steps.
+
+    One parse of a 50 MB line holds the GIL for 100+ ms, blocking the window's thread while
+    a worker thread reads the session; in steps, the longest hold is the final joining of each
+    long string. Falls back to one parse when the line does not lend itself to it."""
+    spans = _long_strings(data, start, end)
+    if not spans:
+        return loads(bytes(data[start:end]))
+    pieces: list[bytes] = []
+    texts: dict[str, str] = {}
+    pos = start
+    for index, (first, last) in enumerate(spans):
+        text = _decode_in_steps(data, first, last)
+        if text is None:
+            return loads(bytes(data[start:end]))
+        placeholder = f"\x00coco-long-string-{index}\x00"
+        texts[placeholder] = text
+        pieces.append(bytes(data[pos:first]))
+        pieces.append(b"\\u0000coco-long-string-%d\\u0000" % index)
+        pos = last
+    pieces.append(bytes(data[pos:end]))
+    return _put_back(loads(b"".join(pieces)), texts)
+
+
+def _line_spans(data: bytes | bytearray) -> list[tuple[int, int]]:
+    """Where the lines of ``data`` (split at LF) start and end: splitting a 50 MB file copied
+    all of it in one call, a block of 50–100 ms for whoever waits for the GIL."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            spans.append((start, len(data)))
+            return spans
+        spans.append((start, end))
+        start = end + 1
+
+
+def _parse_line(data: bytes | bytearray, start: int, end: int, line_no: int) -> RolloutRecord | None:
+    if end - start <= HUGE_LINE_BYTES:
+        with memoryview(data) as view:
+            return parse_record(cast(bytes, view[start:end]), line_no)
+    try:
+        return _record_from(_loads_huge(data, start, end), line_no)
+    except ValueError:
+        return None
+
+
+def _blank(data: bytes | bytearray, start: int, end: int) -> bool:
+    """True when ``data[start:end]`` holds only whitespace (looking at its start first)."""
+    if data[start : min(end, start + 64)].strip():
+        return False
+    return end - start <= 64 or not data[start:end].strip()
+
+
 def read_rollout(path: Path) -> tuple[list[RolloutRecord], list[str]]:
     """Read every record of a rollout, skipping bad lines and repeated records with warnings.
 
@@ -268,19 +489,19 @@ def read_rollout(path: Path) -> tuple[list[RolloutRecord], list[str]]:
     was already read (the same line saved twice) is skipped, with one warning for all of them.
     Raises ``FileNotFoundError`` if the file does not exist.
     """
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    # With a trailing newline the split ends in b""; otherwise the last element is unterminated.
-    unterminated_index = len(lines) - 1 if lines[-1].strip() else -1
+    data = _read_in_steps(path)
+    lines = _line_spans(data)
+    # With a trailing newline the last line is empty; otherwise it is unterminated.
+    unterminated_index = len(lines) - 1 if not _blank(data, *lines[-1]) else -1
     records: list[RolloutRecord] = []
     bad: list[int] = []
     seen_ids: set[str] = set()
     repeated = 0
-    for index, line in enumerate(lines):
-        if not line.strip():
+    for index, (start, end) in enumerate(lines):
+        if _blank(data, start, end):
             continue
         line_no = index + 1
-        record = parse_record(line, line_no)
+        record = _parse_line(data, start, end, line_no)
         if record is None:
             bad.append(line_no)
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from .providers.base import (
     TextDelta,
     Usage,
 )
+from .providers.sse import STREAM_ACTIVITY, StreamActivity
 
 
 @dataclass
@@ -79,6 +81,29 @@ def retry_reason(error: ProviderError) -> str:
     return "the request failed"
 
 
+# After this many seconds without a byte from the server, the stall is announced.
+STALL_NOTICE_SECONDS = 5.0
+
+# Called as ``on_stall(seconds)`` when the server has sent nothing for ``seconds``, and as
+# ``on_stall(None)`` when bytes flow again.
+StallNotice = Callable[[float | None], None]
+
+
+async def watch_for_stall(
+    activity: StreamActivity, on_stall: StallNotice, notice_after: float
+) -> None:
+    """Until cancelled: call ``on_stall(idle seconds)`` once each time ``activity`` has been
+    quiet for ``notice_after`` seconds (``activity`` calls ``on_stall(None)`` when it ends)."""
+    activity.on_resume = lambda: on_stall(None)
+    while True:
+        idle = time.monotonic() - activity.last
+        if not activity.stalled and idle >= notice_after:
+            activity.mark_stalled()
+            on_stall(idle)
+        remaining = notice_after - idle if not activity.stalled else notice_after
+        await asyncio.sleep(max(remaining, notice_after / 10))
+
+
 # Called before each retry as ``on_retry(n, max, error)``; ``error.retry_wait`` (a
 # :class:`RetryWait`) then holds the delay in seconds and the reason in words.
 RetryNotice = Callable[[int, int, ProviderError], None]
@@ -114,19 +139,24 @@ async def sample(
     max_retries: int,
     base_delay: float,
     on_retry: RetryNotice,
+    on_stall: StallNotice | None = None,
     on_delta: Callable[[str, str], None] | None = None,
     attempt_sink: Callable[[StreamAttempt], None] | None = None,
     extra_headers: dict[str, str] | None = None,
     on_item: Callable[[Item], None] | None = None,
 ) -> StreamAttempt:
     """Stream ``request``; retryable failures are retried up to ``max_retries`` times, each
-    announced through ``on_retry(n, max, error)`` before the backoff. Raises the last
-    ``ProviderError`` (non-retryable ones at once)."""
+    announced through ``on_retry(n, max, error)`` before the backoff. ``on_stall`` hears of
+    each stretch of :data:`STALL_NOTICE_SECONDS` without a byte from the server, and of its
+    end. Raises the last ``ProviderError`` (non-retryable ones at once)."""
     failures = 0
     while True:
         attempt = StreamAttempt()
         if attempt_sink is not None:
             attempt_sink(attempt)
+        watch: _StallWatch | None = None
+        if on_stall is not None:
+            watch = _StallWatch(on_stall)
         try:
             async for event in provider.stream(request, extra_headers=extra_headers):
                 if isinstance(event, TextDelta):
@@ -153,7 +183,37 @@ async def sample(
                 raise ProviderError("stream", "stream closed before response.completed")
             return attempt
         except ProviderError as error:
+            if watch is not None:
+                watch.end()
             failures += 1
             await wait_before_retry(
                 error, failures, max_retries=max_retries, base_delay=base_delay, on_retry=on_retry
             )
+        finally:
+            if watch is not None:
+                watch.end()
+
+
+class _StallWatch:
+    """Watches one attempt for stalls: the stream's reads mark ``activity`` (through
+    :data:`STREAM_ACTIVITY`, set for the current task), a task announces the silences."""
+
+    def __init__(self, on_stall: StallNotice) -> None:
+        self.on_stall = on_stall
+        self.activity = StreamActivity()
+        STREAM_ACTIVITY.set(self.activity)
+        self.task: asyncio.Task[None] | None = asyncio.create_task(
+            watch_for_stall(self.activity, on_stall, STALL_NOTICE_SECONDS)
+        )
+
+    def end(self) -> None:
+        """The attempt is over: stop watching; a stall it announced is over too."""
+        if self.task is None:
+            return
+        self.task.cancel()
+        self.task = None
+        if STREAM_ACTIVITY.get() is self.activity:
+            STREAM_ACTIVITY.set(None)
+        if self.activity.stalled:
+            self.activity.stalled = False
+            self.on_stall(None)

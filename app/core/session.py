@@ -43,6 +43,7 @@ from .items import (
     user_message,
 )
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
+from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
 from .providers.probe import local_tools_warning
 from .replay import (
@@ -50,7 +51,15 @@ from .replay import (
     reasoning_summary,
     replay_events,
 )
-from .rollout import RolloutWriteError, RolloutWriter, resume_rollout, rollout_path
+from .rollout import (
+    OPEN_PROGRESS,
+    OpenProgress,
+    RolloutWriteError,
+    RolloutWriter,
+    progress_reporter,
+    resume_rollout,
+    rollout_path,
+)
 from .sampling import StreamAttempt, sample
 from .secrets import redact_url
 from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
@@ -169,14 +178,26 @@ class Session:
     # ================================================================ public API
 
     @classmethod
-    async def open(cls, config: CoreConfig, session_id: str | None = None) -> Session:
-        """A new session, or the one with ``session_id`` resumed from its rollout."""
+    async def open(
+        cls,
+        config: CoreConfig,
+        session_id: str | None = None,
+        *,
+        progress: OpenProgress | None = None,
+    ) -> Session:
+        """A new session, or the one with ``session_id`` resumed from its rollout; a front end
+        that shows how far a long open has got passes ``progress`` and polls it."""
         if session_id is None:
             session = cls(config, str(uuid.uuid4()))
             session._emit(p.SessionConfigured(session_id=session.id, model=config.model))
         else:
             session = cls(config, session_id)
-            await asyncio.to_thread(session._resume)
+            token = OPEN_PROGRESS.set(progress)  # the worker thread reads it (context copied)
+            try:
+                await asyncio.to_thread(session._resume)
+                await session._precount_resumed()
+            finally:
+                OPEN_PROGRESS.reset(token)
         session._emit(session._token_event())
         session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
@@ -458,6 +479,22 @@ class Session:
         self._note("error", message)
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
 
+    def _error_with_details(
+        self, message: str, kind: p.ErrorKind, turn_id: str | None, details: str
+    ) -> None:
+        """An error with its technical detail (shown one click away, kept for resume); the
+        detail is scrubbed of the key once more, whatever produced it."""
+        details = scrub_secrets(details, [self._config.api_key.get_secret_value()])
+        if not details:
+            self._error(message, kind, turn_id)
+            return
+        self._transcript.add_error(message, details)
+        try:
+            self._record("event", {"kind": "error", "message": message, "details": details})
+        except STORAGE_ERRORS:
+            pass
+        self._emit(p.Error(message=message, kind=kind, turn_id=turn_id, details=details))
+
     def _window(self, model: str | None = None) -> int | None:
         return self._compactor.window(model)
 
@@ -563,6 +600,16 @@ class Session:
 
     # ================================================================ resume
 
+    async def _precount_resumed(self) -> None:
+        """Count the long texts the gauge needs at once (those after the last reported
+        usage, or all when none was) in a worker thread, telling the open's progress: a 50 MB
+        message took seconds to count on the window's thread."""
+        history = self._history
+        start = history.mark if history.api_total is not None else 0
+        await self._counter.precount_items(
+            history.raw_items()[start:], progress_reporter("counting")
+        )
+
     def _resume(self) -> None:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
@@ -664,6 +711,10 @@ class Session:
                         cached_tokens=int(payload.get("cached", 0)),
                         reasoning_tokens=int(payload.get("reasoning", 0)),
                     )
+                elif event_kind == "error" and payload.get("details"):
+                    self._transcript.add_error(
+                        str(payload.get("message", "")), str(payload.get("details"))
+                    )
                 elif event_kind in ("error", "warning", "background"):
                     message = str(payload.get("message", ""))
                     self._transcript.add_note(event_kind, message)
@@ -685,6 +736,8 @@ class Session:
         self._turn_items = []
         user_saved = retry
         try:
+            if not retry:
+                await self._counter.precount([op.text])  # a long message: counted off-thread
             if not retry and not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
@@ -951,13 +1004,16 @@ class Session:
                     max_retries=self._config.max_retries,
                     base_delay=self._config.retry_base_delay,
                     on_retry=self._retry_notice(turn_id),
+                    on_stall=self._stall_notice(turn_id),
                     on_delta=on_delta,
                     attempt_sink=attempt_box.append,
                     on_item=on_item,
                 )
             except ProviderError as error:
                 if error.category != "context_overflow":
-                    self._error(_describe(error), _error_kind(error), turn_id)
+                    self._error_with_details(
+                        _describe(error), _error_kind(error), turn_id, _error_details(error)
+                    )
                     raise TurnFailed from error
                 window = self._window()
                 if window is not None:
@@ -967,10 +1023,15 @@ class Session:
                     auto=self._config.auto_compact, already_retried=overflow_retried
                 )
                 if action == "auto_off":
-                    self._error(OVERFLOW_AUTO_OFF, "context_overflow", turn_id)
+                    self._error_with_details(
+                        OVERFLOW_AUTO_OFF, "context_overflow", turn_id, _error_details(error)
+                    )
                     raise TurnFailed from error
                 if action == "give_up":
-                    self._error(OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id)
+                    self._error_with_details(
+                        OVERFLOW_RECOVERY_FAILED, "context_overflow", turn_id,
+                        _error_details(error),
+                    )
                     self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 overflow_retried = True
@@ -983,6 +1044,8 @@ class Session:
                     self._withdraw_turn(turn_id, text, OVERFLOW_RECOVERY_FAILED)
                     raise TurnFailed from error
                 continue
+            # A long reply is tokenised off the window's thread before it is recorded.
+            await self._counter.precount_items(attempt.items)
             attempt_box.clear()
             self._learn_calibration(estimate, attempt)
             calls = self._record_outputs(turn_id, attempt, started)
@@ -1094,6 +1157,7 @@ class Session:
         )
         self._emit(p.ItemStarted(turn_id=turn_id, item=display))
         result = await self._tools.call(str(call.get("name", "")), str(call.get("arguments", "")))
+        await self._counter.precount([result.output])  # a long output: counted off-thread
         output = self._fit_tool_output(result.output)
         self._append_item(function_call_output(call_id, output), turn_id)
         self._emit(
@@ -1130,6 +1194,22 @@ class Session:
                     reason=wait.reason if wait is not None else "",
                     wait_seconds=wait.seconds if wait is not None else None,
                     requested_seconds=wait.requested if wait is not None else None,
+                )
+            )
+
+        return notice
+
+    def _stall_notice(self, turn_id: str) -> Any:
+        """Says when the server has sent nothing for a while (``seconds``), and when data
+        flows again (``None``); the window counts on from the figures."""
+
+        def notice(seconds: float | None) -> None:
+            self._emit(
+                p.StreamWaiting(
+                    turn_id=turn_id,
+                    since_seconds=seconds or 0.0,
+                    timeout_seconds=self._config.request_timeout,
+                    stalled=seconds is not None,
                 )
             )
 
@@ -1268,6 +1348,20 @@ def _title_from(first_user_text: str | None) -> str:
 
 def _describe(error: ProviderError) -> str:
     return error.message
+
+
+def _error_details(error: ProviderError) -> str:
+    """The technical detail of a failed request: the provider's own, else what is known of
+    it (category, status, code, message)."""
+    if error.details:
+        return error.details
+    facts = [f"category: {error.category}"]
+    if error.status:
+        facts.append(f"HTTP status: {error.status}")
+    if error.code:
+        facts.append(f"code: {error.code}")
+    facts.append(f"message: {error.message}")
+    return "\n".join(facts)
 
 
 def _error_kind(error: ProviderError) -> p.ErrorKind:

@@ -12,13 +12,17 @@ file's URL), without touching ``os.environ``: tiktoken only takes its folder fro
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import functools
 import hashlib
 import logging
 import math
 import os
 import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -37,6 +41,66 @@ ITEM_OVERHEAD_TOKENS = 4
 DOWNLOAD_TIMEOUT_SECONDS = 30.0
 
 CounterState = Literal["loading", "ready", "unavailable"]
+
+# Texts this long are counted in a worker thread before the core needs their count
+# (:meth:`TokenCounter.precount`): tokenising a 1 MB reply takes 0.2–0.6 s, and the core's loop
+# is the window's thread (qasync). Their counts are kept for the next use of the same text.
+BIG_TEXT_CHARS = 20_000
+_BIG_COUNTS_KEPT = 64
+# A text is counted in steps of about this many characters, so progress can be told.
+COUNT_STEP_CHARS = 2_000_000
+
+
+def _encoded_length(encoder: tiktoken.Encoding, text: str) -> int:
+    """How many tokens ``text`` encodes to, special-token text counted as text.
+
+    Through tiktoken's token buffer where it has one: the list ``encode_ordinary`` returns
+    is built holding the GIL (tens of milliseconds for a megabyte), the buffer is not, so a
+    count in a worker thread leaves the main thread free."""
+    core = getattr(encoder, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    if to_buffer is not None:
+        try:
+            return memoryview(to_buffer(text, set())).nbytes // 4
+        except (TypeError, ValueError, UnicodeEncodeError):
+            pass  # an older or stricter tiktoken, or lone surrogates: the ordinary path
+    return len(encoder.encode_ordinary(text))
+
+
+def _report_from(
+    on_progress: Callable[[int, int], None], base: int, whole: int, counted: int
+) -> None:
+    on_progress(base + counted, whole)
+
+
+def _step_end(text: str, start: int, step: int) -> int:
+    """Where the step from ``start`` ends: after the last line break before ``start + step``
+    that is followed by a character other than whitespace (tiktoken's pieces never span such
+    a place, so counting the steps apart gives the same total), else at ``start + step``."""
+    end = start + step
+    if end >= len(text):
+        return len(text)
+    newline = text.rfind("\n", start, end)
+    while newline > start and text[newline + 1].isspace():
+        newline = text.rfind("\n", start, newline)
+    return newline + 1 if newline > start else end
+
+
+def _count_in_steps(
+    encoder: tiktoken.Encoding, text: str, on_step: Callable[[int], None] | None
+) -> int:
+    """:func:`_encoded_length` of ``text``, :data:`COUNT_STEP_CHARS` at a time, telling
+    ``on_step`` how many characters are counted so far."""
+    if on_step is None or len(text) <= COUNT_STEP_CHARS:
+        return _encoded_length(encoder, text)
+    total = 0
+    start = 0
+    while start < len(text):
+        end = _step_end(text, start, COUNT_STEP_CHARS)
+        total += _encoded_length(encoder, text[start:end])
+        start = end
+        on_step(start)
+    return total
 
 
 def approx_tokens(text: str) -> int:
@@ -305,6 +369,7 @@ class TokenCounter:
         got = self._shared.get_or_start(spec, tokenizer_cache_dir(cache_dir), allow_download)
         self._encoder: tiktoken.Encoding | None = None
         self._load: _Load | None = None
+        self._big_counts: OrderedDict[str, int] = OrderedDict()  # see BIG_TEXT_CHARS
         if isinstance(got, _Load):
             self._load = got
         else:
@@ -342,8 +407,54 @@ class TokenCounter:
         encoder = self._current_encoder()
         if encoder is None:
             return approx_tokens(text)
+        if len(text) >= BIG_TEXT_CHARS:
+            known = self._big_counts.get(text)
+            if known is not None:
+                self._big_counts.move_to_end(text)
+                return known
+            tokens = _encoded_length(encoder, text)
+            self._remember(text, tokens)
+            return tokens
         # encode_ordinary == encode(disallowed_special=()): special-token text counts as text.
         return len(encoder.encode_ordinary(text))
+
+    def _remember(self, text: str, tokens: int) -> None:
+        self._big_counts[text] = tokens
+        self._big_counts.move_to_end(text)
+        while len(self._big_counts) > _BIG_COUNTS_KEPT:
+            self._big_counts.popitem(last=False)
+
+    async def precount(
+        self,
+        texts: Iterable[str],
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Count the long ones among ``texts`` in a worker thread, so the :meth:`count` that
+        follows (on the event loop, which is the window's thread) finds the result at once
+        instead of blocking for it. Short texts and estimates need nothing. ``on_progress``
+        hears ``(characters counted, characters to count)`` as it goes (from the thread)."""
+        encoder = self._current_encoder()
+        if encoder is None:
+            return
+        todo = [t for t in texts if len(t) >= BIG_TEXT_CHARS and t not in self._big_counts]
+        whole = sum(len(text) for text in todo)
+        done = 0
+        for text in todo:
+            step = None
+            if on_progress is not None:
+                step = functools.partial(_report_from, on_progress, done, whole)
+            tokens = await asyncio.to_thread(_count_in_steps, encoder, text, step)
+            self._remember(text, tokens)
+            done += len(text)
+            if on_progress is not None:
+                on_progress(done, whole)
+
+    async def precount_items(
+        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """:meth:`precount` for the readable text of each item (what :meth:`count_item`
+        tokenises)."""
+        await self.precount([item_count_parts(item)[0] for item in items], on_progress)
 
     def count_item(self, item: Item) -> int:
         """Tokens an item costs in the context: its readable text counted, its encrypted

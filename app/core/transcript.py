@@ -53,6 +53,10 @@ class Transcript:
     def add_note(self, kind: str, message: str) -> None:
         self._entries.append({"kind": kind, "message": message})
 
+    def add_error(self, message: str, details: str) -> None:
+        """An error note with its technical detail (replayed with it)."""
+        self._entries.append({"kind": "error", "message": message, "details": details})
+
     def mark_not_sent(self, turn_id: str) -> None:
         """The user's message of ``turn_id`` was taken out of the model's view."""
         for entry in reversed(self._entries):

@@ -378,6 +378,7 @@ class MainWindow(QMainWindow):
 
     def _on_session_changing(self) -> None:
         self.transcript.clear()
+        self.transcript.watch_opening(self.controller.open_progress)
         self.notifications.reset()
 
     def _on_session_opened(self, session_id: str) -> None:

@@ -3,7 +3,9 @@
 Model output is untrusted: raw HTML is escaped (``html: False``), images become plain links (no
 request is ever made for them), and link targets other than http(s) are left inert by the view.
 Each fenced code block gets a header with a ``coco-copy:N`` link; ``RenderedMarkdown.code_blocks``
-holds the text that link copies.
+holds the text that link copies. Invisible direction controls (right-to-left overrides and the
+like) in link text, link targets and code are shown as visible marks (``⟨U+202E⟩``): they could
+otherwise make ``evil\u202etxt.exe`` read as ``evilexe.txt``; the copied code keeps them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.normalize_url import normalizeLinkText
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from pygments import highlight  # type: ignore[import-untyped]
@@ -28,6 +32,38 @@ from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 from .long_text import break_runs, break_runs_html
 from .theme import Colors
 from .widgets import COPY_SCHEME
+
+# Characters that change the display order of the text around them without being seen: the
+# embeddings and overrides (U+202A–U+202E), the isolates (U+2066–U+2069) and the directional
+# marks (U+200E, U+200F, U+061C).
+BIDI_CONTROLS = frozenset(
+    chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+)
+_BIDI_TABLE = {ord(ch): f"⟨U+{ord(ch):04X}⟩" for ch in BIDI_CONTROLS}
+
+
+def show_bidi_controls(text: str) -> str:
+    """``text`` with every direction control replaced by a visible mark such as ``⟨U+202E⟩``."""
+    return text.translate(_BIDI_TABLE)
+
+
+def _reveal_bidi(state: StateCore) -> None:
+    """A core rule: direction controls in links (text and target) and inline code become
+    visible; a link's target is also its tooltip, so the user can see where it goes."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        depth = 0
+        for token in block.children:
+            if token.type == "link_open":
+                depth += 1
+                href = str(token.attrGet("href") or "")
+                if href:
+                    token.attrSet("title", show_bidi_controls(normalizeLinkText(href)))
+            elif token.type == "link_close":
+                depth = max(0, depth - 1)
+            elif token.type in ("code_inline", "image") or (depth and token.type == "text"):
+                token.content = show_bidi_controls(token.content)
 
 
 @dataclass
@@ -69,6 +105,7 @@ class MarkdownRenderer:
         self._md.add_render_rule("fence", fence)
         self._md.add_render_rule("code_block", fence)
         self._md.add_render_rule("image", image)
+        self._md.core.ruler.push("reveal_bidi", _reveal_bidi)
 
     # -- public -----------------------------------------------------------------------------
 
@@ -115,7 +152,8 @@ class MarkdownRenderer:
         blocks: list[str] = env.setdefault("code_blocks", [])
         number = int(env.get("first_code", 0)) + len(blocks)
         blocks.append(code.rstrip("\n"))
-        highlighted = highlight(code, _lexer(lang, code), self._formatter).rstrip("\n")
+        shown = show_bidi_controls(code)  # the copy link keeps the code as it is
+        highlighted = highlight(shown, _lexer(lang, shown), self._formatter).rstrip("\n")
         c = self._colors
         label = html.escape(lang) if lang else "code"
         # A one-cell-per-row table is the box model Qt's rich text renders reliably.

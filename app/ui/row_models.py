@@ -284,7 +284,14 @@ class MessageSegmentRow(TranscriptRow):
         return streaming or super().keep_widget()
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        return 12 + text_lines(self.source, width - 24, metrics) * metrics.line_height
+        # From the message's text in place: building each part's source to estimate it
+        # copied all of a 50 MB message on the window's thread when it was reopened.
+        text, cuts, number = self.message.text, self.message.cuts, self.number
+        begin = cuts[number - 1].offset if number > 0 else 0
+        end = cuts[number].offset if number < len(cuts) else len(text)
+        per_line = max(20, (width - 24) // metrics.char_width)
+        lines = text.count("\n", begin, end) + (end - begin) // per_line + 1
+        return 12 + lines * metrics.line_height
 
     @property
     def layout_cost(self) -> int:
@@ -390,12 +397,14 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("kind", "message", "retry_turn_id")
+    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
         self.kind = kind
         self.message = message
+        self.details = ""  # the technical detail behind an error, shown on demand
+        self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
 
     def set_retry(self, turn_id: str | None) -> None:
@@ -412,10 +421,23 @@ class NoticeRow(TranscriptRow):
         self.message = message
         self._changed()
 
+    def set_details(self, details: str) -> None:
+        """The technical detail behind the message (a "Details" toggle shows it)."""
+        self.details = details
+        self._changed()
+
+    def set_details_shown(self, shown: bool) -> None:
+        if shown != self.details_shown:
+            self.details_shown = shown
+            self._changed()
+
     @property
     def label(self) -> QLabel:
         return self.widget.label  # type: ignore[no-any-return]
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        return 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
+        height = 14 + text_lines(self.message, width - 40, metrics) * metrics.line_height
+        if self.details and self.details_shown:
+            height += 8 + text_lines(clip(self.details), width - 40, metrics) * metrics.line_height
+        return height
 

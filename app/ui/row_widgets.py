@@ -365,15 +365,46 @@ class NoticeRowWidget(RowWidget):
         self._icon.setPixmap(icon(self.ICONS.get(row.kind, "info"), color).pixmap(16, 16))
         if row.kind == "error":
             self.setStyleSheet(f"QFrame#noticeRow {{ border-left: 3px solid {c.error}; }}")
+        self._add_details(line)
         self.retry_button = _retry_button(row)
         line.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
         self.finish()
+
+    def _add_details(self, line: QHBoxLayout) -> None:
+        """A "Details" toggle on the line and, below it, the technical detail as selectable
+        text (hidden until asked for); both stay hidden while the row has no detail."""
+        self.details_button = QToolButton()
+        self.details_button.setText("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.setAutoRaise(True)
+        self.details_button.setToolTip("Show the technical detail of this error")
+        self.details_button.setAccessibleName("Show error details")
+        self.details_button.toggled.connect(self.notice.set_details_shown)
+        line.insertWidget(line.count() - 1, self.details_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.details_label = QLabel()
+        self.details_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.details_label.setWordWrap(True)
+        self.details_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.details_label.setStyleSheet(
+            f"color: {colors().muted}; font-family: monospace; padding-left: 22px;"
+        )
+        self.details_label.setAccessibleName("Error details")
+        self._outer.addWidget(self.details_label)
 
     def sync(self) -> None:
         row = self.notice
         self.label.setText(label_text(row.message))
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
         self.retry_button.setVisible(row.retry_turn_id is not None)
+        self.details_button.setVisible(bool(row.details))
+        self.details_button.setChecked(row.details_shown)
+        self.details_button.setText("Hide details" if row.details_shown else "Details")
+        self.details_label.setVisible(bool(row.details) and row.details_shown)
+        if row.details_shown:
+            self.details_label.setText(label_text(clip(row.details)))
 
 
 def _retry_button(row: NoticeRow) -> QToolButton:

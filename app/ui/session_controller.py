@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import asyncio
     from pathlib import Path
 
-    from app.core import Session
+    from app.core import OpenProgress, Session
     from app.core import protocol as p
     from app.core.settings import AppSettings
 
@@ -71,6 +71,8 @@ class SessionController(QObject):
         self.undo_item_id: str | None = None
         self._awaiting_turn = False  # a message was sent; its turn has not started yet
         self._opening: asyncio.Future[Any] | None = None
+        # How far opening a saved session has got (the transcript shows it); None otherwise.
+        self.open_progress: OpenProgress | None = None
 
     # ================================================================ lifecycle
 
@@ -79,6 +81,11 @@ class SessionController(QObject):
         be opened (the reason is a notice and a new session takes its place)."""
         had_session = self.bridge is not None
         await self.close()
+        from app.core import OpenProgress
+
+        from .replay_prep import prepare_replay
+
+        self.open_progress = OpenProgress() if session_id is not None else None
         self.session_changing.emit()
         if had_session:
             memory.session_replaced()
@@ -95,7 +102,7 @@ class SessionController(QObject):
 
         opened = True
         try:
-            session = await Session.open(config, session_id=session_id)
+            session = await Session.open(config, session_id=session_id, progress=self.open_progress)
         except (FileNotFoundError, ValueError, OSError) as exc:
             if session_id is None:
                 raise
@@ -109,11 +116,15 @@ class SessionController(QObject):
         self.bridge.event_received.connect(self._on_event)
         self.bridge.failed.connect(self.problem)
         if session_id is not None and opened:
-            self.session_resumed.emit(session.replay_events())
+            events = session.replay_events()
+            await prepare_replay(events, self.open_progress)  # long messages, off-thread
+            self.session_resumed.emit(events)
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)
         self.session_opened.emit(session.id)
+        if self.open_progress is not None:
+            self.open_progress.finished = True
         return opened
 
     def start_new_session(self) -> asyncio.Future[Any]:

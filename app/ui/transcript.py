@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
-from .long_text import SEGMENT_CHARS, display_cuts
+from .long_text import SEGMENT_CHARS
+from .replay_prep import data_text, forget_prepared, prepared_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
     MessageRow,
@@ -34,8 +36,10 @@ from .row_models import (
 from .row_widgets import RowWidget, row_widget
 from .theme import colors, pygments_style_name
 from .virtual_rows import VirtualRowArea
+from .waits import countdown_text, opening_text, stall_text, waited_text
 
 if TYPE_CHECKING:
+    from app.core import OpenProgress
     from app.core import protocol as p
 
     from .markdown import MarkdownRenderer
@@ -53,6 +57,13 @@ __all__ = [
 ]
 
 FRAME_MS = 33
+TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
+OPENING_TICK_MS = 100
+OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
+# Events that show the turn moving on: a retry wait that was counting down is over.
+_RETRY_OVER = frozenset(
+    {"agent_message_delta", "item_started", "item_completed", "stream_waiting", "error"}
+)
 EMPTY_TEXT = (
     "Ask anything to start.\n\n"
     "Type / for commands: /compact [focus] summarises the conversation to free context, "
@@ -60,13 +71,25 @@ EMPTY_TEXT = (
 )
 
 
-def _data_text(data: Mapping[str, Any]) -> str:
-    """The text a TurnItem's data carries, whichever key the core used."""
-    for key in ("text", "message", "content"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
+@dataclass
+class _RetryWait:
+    """A retry wait being counted down on the reconnect row."""
+
+    row: NoticeRow
+    attempt_text: str
+    reason: str
+    wait: float
+    requested: float | None
+    deadline: float
+
+
+@dataclass
+class _Stall:
+    """A stall being counted on its row: ``started`` is when the server last sent data."""
+
+    row: NoticeRow
+    started: float
+    timeout: float | None
 
 
 class TranscriptView(VirtualRowArea):
@@ -100,6 +123,22 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.timeout.connect(self.flush)
         self.render_count = 0  # renders of streaming rows, for tests and diagnostics
+
+        # Waits count on locally from the core's figures, once a second (``tick_waits``).
+        self.clock: Callable[[], float] = time.monotonic
+        self._retry_wait: _RetryWait | None = None
+        self._stall: _Stall | None = None
+        self._wait_timer = QTimer(self)
+        self._wait_timer.setInterval(TICK_MS)
+        self._wait_timer.timeout.connect(self.tick_waits)
+
+        # While a session opens: its progress, polled (the core reports from a thread).
+        self._opening: OpenProgress | None = None
+        self._opening_since = 0.0
+        self._opening_shown = ""
+        self._opening_timer = QTimer(self)
+        self._opening_timer.setInterval(OPENING_TICK_MS)
+        self._opening_timer.timeout.connect(self.tick_opening)
 
     @property
     def renderer(self) -> MarkdownRenderer:
@@ -148,6 +187,9 @@ class TranscriptView(VirtualRowArea):
     def clear(self) -> None:
         """Remove every row (another session is being shown)."""
         self._flush_timer.stop()
+        self._wait_timer.stop()
+        self._retry_wait = None
+        self._stall = None
         self._messages.clear()
         self._tools.clear()
         self._compactions.clear()
@@ -182,7 +224,7 @@ class TranscriptView(VirtualRowArea):
             self._add(row)
             return row
         # A long message is shown in parts, each laid out only when on screen.
-        row.cuts = display_cuts(text)
+        row.cuts = prepared_cuts(text)
         with self.hold():
             self._add(row)
             row.sync_segments()
@@ -318,6 +360,8 @@ class TranscriptView(VirtualRowArea):
 
     def handle_event(self, event: p.Event) -> None:
         """Render one core event (those that concern the transcript; others are ignored)."""
+        if self._retry_wait is not None and event.type in _RETRY_OVER:
+            self._end_retry_wait()
         if event.type == "agent_message_delta":  # the most frequent first
             self._on_agent_message_delta(event)
         elif event.type == "turn_started":
@@ -350,6 +394,8 @@ class TranscriptView(VirtualRowArea):
             self._on_turn_complete(event)
         elif event.type == "retry_available":
             self._on_retry_available(event)
+        elif event.type == "stream_waiting":
+            self._on_stream_waiting(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -369,7 +415,7 @@ class TranscriptView(VirtualRowArea):
             before = self._streaming if trigger == "server" else None
             self.begin_compaction(item.id, trigger != "manual", before)
         elif item.kind == "user_message":
-            self.add_message("user", _data_text(item.data), item.id)
+            self.add_message("user", data_text(item.data), item.id)
         elif item.kind == "agent_message":
             self._stream_row(item.id)
         elif item.kind == "function_call":
@@ -379,11 +425,11 @@ class TranscriptView(VirtualRowArea):
         item = event.item
         data = item.data
         if item.kind == "user_message":
-            row = self.add_message("user", _data_text(data), item.id)
+            row = self.add_message("user", data_text(data), item.id)
             if data.get("not_sent"):
                 row.set_in_context(False)
         elif item.kind == "agent_message":
-            text = _data_text(data)
+            text = data_text(data)
             reply = self._messages.get(item.id)
             if reply is None:
                 reply = self.add_message("assistant", text, item.id)
@@ -399,7 +445,7 @@ class TranscriptView(VirtualRowArea):
             output = data.get("output", "")
             self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
         elif item.kind == "reasoning":
-            text = _data_text(data) or str(data.get("summary", "") or "")
+            text = data_text(data) or str(data.get("summary", "") or "")
             if text.strip():
                 self._add(ReasoningRow(self, text))
 
@@ -449,21 +495,129 @@ class TranscriptView(VirtualRowArea):
         self.add_notice("warning", event.message)
 
     def _on_error(self, event: p.Error) -> None:
-        self.add_notice("error", event.message)
+        row = self.add_notice("error", event.message)
+        if event.details:
+            row.set_details(event.details)
 
     def _on_stream_error(self, event: p.StreamError) -> None:
         self._discard_partial()
+        self._end_stall()
+        self._end_retry_wait()
         # One line per turn that updates in place: "Reconnecting... 2/5 · why · how long".
+        attempt_text = retry_text(event.message, event.attempt, event.max_attempts)
         text = retry_detail(
-            retry_text(event.message, event.attempt, event.max_attempts),
-            event.reason,
-            event.wait_seconds,
-            event.requested_seconds,
+            attempt_text, event.reason, event.wait_seconds, event.requested_seconds
         )
         if self._reconnect is not None and self._reconnect in self.rows:
             self._reconnect.set_message(text)
         else:
             self._reconnect = self.add_notice("stream_error", text)
+        wait = event.wait_seconds
+        if wait is not None and wait >= 1:
+            # A wait worth a countdown: "Retrying in 42 s — why", once a second.
+            self._retry_wait = _RetryWait(
+                self._reconnect, attempt_text, event.reason, wait, event.requested_seconds,
+                self.clock() + wait,
+            )
+            self.tick_waits()
+
+    def _on_stream_waiting(self, event: p.StreamWaiting) -> None:
+        """The server has sent nothing for a while (or sends again): count the wait."""
+        if not event.stalled:
+            self._end_stall()
+            return
+        started = self.clock() - event.since_seconds
+        if self._stall is not None and self._stall.row in self.rows:
+            self._stall.started, self._stall.timeout = started, event.timeout_seconds
+        else:
+            row = self.add_notice("stream_error", "")
+            self._stall = _Stall(row, started, event.timeout_seconds)
+        self.tick_waits()
+
+    # -- opening a session -----------------------------------------------------------------
+
+    def watch_opening(self, progress: OpenProgress | None) -> None:
+        """A session is being opened: once it takes more than half a second, say how far it
+        has got ("Opening session… 12 MB of 50 MB") where its conversation will appear."""
+        self._end_opening()
+        if progress is None:
+            return
+        self._opening = progress
+        self._opening_since = self.clock()
+        self._opening_timer.start()
+
+    def tick_opening(self) -> None:
+        """Show the open's progress now (its timer calls this every 100 ms)."""
+        progress = self._opening
+        if progress is None or progress.finished:
+            self._end_opening()
+            return
+        if self.clock() - self._opening_since < OPENING_SHOWN_AFTER:
+            return
+        text = opening_text(progress.stage, progress.done, progress.total)
+        if text != self._opening_shown:
+            self._opening_shown = text
+            self.empty_label.setText(text)
+            self.empty_label.setAccessibleName(text)
+
+    def opening_text(self) -> str:
+        """The progress shown while a session opens ("" when none is)."""
+        return self._opening_shown
+
+    def _end_opening(self) -> None:
+        self._opening_timer.stop()
+        self._opening = None
+        if self._opening_shown:
+            self._opening_shown = ""
+            self.empty_label.setText(EMPTY_TEXT)
+            self.empty_label.setAccessibleName("")
+
+    # -- waits ------------------------------------------------------------------------------
+
+    def tick_waits(self) -> None:
+        """Move the shown waits on to ``clock()``: the retry countdown, the stall count. The
+        timer calls it each second while a wait is shown."""
+        now = self.clock()
+        retry = self._retry_wait
+        if retry is not None:
+            retry.row.set_message(
+                countdown_text(
+                    retry.attempt_text, retry.reason, retry.deadline - now, retry.wait,
+                    retry.requested,
+                )
+            )
+        stall = self._stall
+        if stall is not None:
+            stall.row.set_message(stall_text(now - stall.started, stall.timeout))
+        if retry is None and stall is None:
+            self._wait_timer.stop()
+        elif not self._wait_timer.isActive():
+            self._wait_timer.start()
+
+    def waiting_text(self) -> str:
+        """What the wait rows say now (empty when nothing is awaited), for tests and tools."""
+        rows = [wait.row for wait in (self._retry_wait, self._stall) if wait is not None]
+        return "\n".join(row.message for row in rows)
+
+    def _end_retry_wait(self, stopped: bool = False) -> None:
+        retry = self._retry_wait
+        if retry is None:
+            return
+        self._retry_wait = None
+        retry.row.set_message(
+            waited_text(retry.attempt_text, retry.reason, retry.wait, retry.requested, stopped)
+        )
+        self.tick_waits()
+
+    def _end_stall(self) -> None:
+        """The stall is over: its row goes (the reply, a retry or an error says the rest)."""
+        stall = self._stall
+        if stall is None:
+            return
+        self._stall = None
+        if stall.row in self.rows:
+            self.remove_rows([stall.row])
+        self.tick_waits()
 
     def _on_retry_available(self, event: p.RetryAvailable) -> None:
         """The core says which failed turn Retry would run again: its error (the last one,
@@ -476,6 +630,8 @@ class TranscriptView(VirtualRowArea):
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"
+        self._end_retry_wait(stopped=aborted)
+        self._end_stall()
         self._finish_stream(interrupted=aborted)
         if aborted:
             for row in self.tool_rows():
@@ -492,9 +648,11 @@ class TranscriptView(VirtualRowArea):
         through the handler live events go through: it looks as it did live. Rows are created
         for every event, widgets (and Markdown rendering) only for those on screen."""
         self.clear()
+        self._end_opening()
         with self.hold():
             for event in events:
                 self.handle_event(event)
+        forget_prepared()
         self.scroll_to_bottom()
 
     # -- palette ----------------------------------------------------------------------------

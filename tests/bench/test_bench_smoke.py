@@ -23,6 +23,7 @@ MODULES = [
     "bench.bench_transcript_memory",
     "bench.bench_soak",
     "bench.bench_long_lines",
+    "bench.bench_huge_resume",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",

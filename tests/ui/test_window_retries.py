@@ -49,7 +49,7 @@ def test_a_long_server_wait_is_capped_and_said(qtbot: Any, make_window: Any, ser
     wait_idle(qtbot, window)
     notices = [row.message for row in window.transcript.notice_rows("stream_error")]
     assert notices == [
-        "Reconnecting... 1/1 · the server is rate limiting requests · next try in 2 s"
+        "Reconnecting... 1/1 · the server is rate limiting requests · retried after 2 s"
     ]
 
 

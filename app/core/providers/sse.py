@@ -11,11 +11,43 @@ with :func:`app.core.fastjson.loads` (orjson) by :func:`json_events`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 from ..fastjson import loads
 from .base import Usage
+
+
+class StreamActivity:
+    """When the body of the stream being read last brought bytes (``time.monotonic()``).
+
+    The retry loop sets one for each attempt (:data:`STREAM_ACTIVITY`); :func:`json_events`
+    marks it on every chunk, so a stall is measured in bytes, not only in visible events
+    (a model reasoning for minutes sends bytes that show as nothing). ``on_resume`` is called
+    on the first chunk after :meth:`mark_stalled`."""
+
+    __slots__ = ("last", "on_resume", "stalled")
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.stalled = False
+        self.on_resume: Any = None
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+        if self.stalled:
+            self.stalled = False
+            if self.on_resume is not None:
+                self.on_resume()
+
+    def mark_stalled(self) -> None:
+        self.stalled = True
+
+
+# The activity of the stream the current task reads (None outside the retry loop).
+STREAM_ACTIVITY: ContextVar[StreamActivity | None] = ContextVar("stream_activity", default=None)
 
 
 class SSEDecoder:
@@ -55,8 +87,11 @@ async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
     one, sometimes none or many); a ``[DONE]`` event ends the stream. Raises
     ``json.JSONDecodeError`` for a payload that is not JSON."""
     decoder = SSEDecoder()
+    activity = STREAM_ACTIVITY.get()
     while True:
         chunk = await anext(body, None)
+        if activity is not None:
+            activity.touch()
         payloads = decoder.feed(chunk) if chunk is not None else decoder.close()
         events: list[Any] = []
         for data in payloads:
