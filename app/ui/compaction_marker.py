@@ -92,7 +92,7 @@ class CompactionRow(TranscriptRow):
         before, after = format_tokens(marker.tokens_before), format_tokens(marker.tokens_after)
         self.figures = (
             f"{before} → {after} tokens{freed}"
-            f"{' · freed little' if marker.freed_little else ''}"
+            f"{_room_note(marker)}"
             f" · {format_duration(marker.duration_ms)}"
         )
         self.figures_tip = (
@@ -296,3 +296,10 @@ class CompactionRowWidget(RowWidget):
         self.summary_button.setIcon(icon("chevron-down" if expanded else "chevron-right"))
         if self.summary_button.isChecked() != expanded:
             self.summary_button.setChecked(expanded)
+
+
+def _room_note(marker: CompactionMarker) -> str:
+    """How the figures are qualified: a compaction that freed little, or none at all."""
+    if marker.tokens_after > marker.tokens_before > 0:
+        return " · no room freed"
+    return " · freed little" if marker.freed_little else ""

@@ -341,7 +341,7 @@ def test_a_marker_names_the_remote_form_that_ran(qtbot: Any, make_window: Any, s
     marker = window.transcript.compaction_rows()[0]
     assert "remote (compaction trigger)" in marker.title_label.text()
     # A two-message chat gains nothing from compacting: the figures say so, not in green.
-    assert marker.freed_little and "freed little" in marker.figures_label.text()
+    assert marker.freed_little and "no room freed" in marker.figures_label.text()
     assert window.indicator.label.styleSheet() != ""  # coloured, as a warning
 
 

@@ -703,7 +703,13 @@ class Compactor:
                 "The model's summary came back cut short; your recent messages were kept "
                 "verbatim. Try /compact again, or a compaction model with a larger window."
             )
-        if before > 0 and freed_share < LITTLE_FREED_SHARE:
+        if before > 0 and after > before:
+            texts.append(
+                f"This compaction made the context larger ({before:,} → {after:,} tokens): "
+                "the conversation is still short, so the summary outweighs what it replaced. "
+                "Undo puts it back; compacting pays off once the conversation is longer."
+            )
+        elif before > 0 and freed_share < LITTLE_FREED_SHARE:
             texts.append(
                 f"This compaction freed little room ({before:,} → {after:,} tokens, "
                 f"{max(0, round(freed_share * 100))} %). Most of what is left is recent; "
