@@ -11,7 +11,7 @@ import tiktoken
 
 from app.core import Session, ops, tokens
 from app.demo import Reply
-from tests.conftest import TIKTOKEN_CACHE, run
+from tests.conftest import needs_tiktoken, run
 
 LONG = "word" * 15_000  # 60 000 characters, one unbroken run
 
@@ -39,7 +39,7 @@ def tokenised_on(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, int]]:
     return seen
 
 
-@pytest.mark.skipif(not TIKTOKEN_CACHE.is_dir(), reason="needs the tiktoken files")
+@needs_tiktoken
 async def test_a_long_reply_and_message_are_counted_off_the_loop_thread(
     server: Any, make_config: Any, tokenised_on: list[tuple[bool, int]]
 ) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from app.core import rollout, tokens
+from app.core import OpenProgress, rollout, tokens
 from app.core.items import assistant_message
 from app.core.rollout import RolloutWriter
-from app.core.session import OpenProgress
 from app.demo import Reply
+from tests.conftest import needs_tiktoken
 
 from .helpers import type_and_send, wait_idle
 
@@ -27,6 +27,7 @@ def small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "COUNT_STEP_CHARS", 50_000)
 
 
+@needs_tiktoken  # long texts are counted ahead only with the real tokenizer
 def test_opening_a_huge_session_shows_progress_and_ends_with_it_shown(
     qtbot: Any, make_window: Any, server: Any, small_steps: None,
     monkeypatch: pytest.MonkeyPatch,
