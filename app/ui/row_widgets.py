@@ -77,6 +77,11 @@ def flash_copied(button: QToolButton) -> None:
 class RowWidget(QFrame):
     """Base of every row's widget: the "not in context" label and dimming."""
 
+    # Whether the row shows the "not in the model's context" tag (when it is out of context):
+    # not a further part of a long message (its first part carries it) nor the app's own
+    # notices (never sent to the model, so the tag would say nothing true).
+    TAGGED: ClassVar[bool] = True
+
     def __init__(self, row: TranscriptRow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.row = row
@@ -84,7 +89,8 @@ class RowWidget(QFrame):
         self._outer.setContentsMargins(10, 6, 10, 6)
         self._outer.setSpacing(2)
         # Shortened with "…" (whole text in its tooltip) in a header too narrow for it.
-        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}")
+        # Parented at once: a shown label without a parent would be a window of its own.
+        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}", self)
         self.context_tag.setStyleSheet(f"color: {colors().muted};")
         self.context_tag.setToolTip(
             "A compaction replaced this part of the conversation with a summary; the model no "
@@ -101,7 +107,7 @@ class RowWidget(QFrame):
 
     def apply_context(self) -> None:
         dim = not self.row.in_context
-        self.context_tag.setVisible(dim)
+        self.context_tag.setVisible(dim and self.TAGGED)
         if dim == self._dimmed:
             return
         self._dimmed = dim
@@ -212,6 +218,8 @@ class MessageRowWidget(RowWidget):
 
 class SegmentWidget(RowWidget):
     """A further part of a long message: the Markdown body alone, below the part before."""
+
+    TAGGED = False
 
     def __init__(self, row: MessageSegmentRow, renderer: MarkdownRenderer, parent: QWidget) -> None:
         super().__init__(row, parent)
@@ -338,7 +346,10 @@ class ReasoningRowWidget(ExpandableRowWidget):
 
 
 class NoticeRowWidget(RowWidget):
-    """One coloured line with an icon."""
+    """One coloured line with an icon (the app's own words: never tagged as out of the
+    model's context, which they never were in)."""
+
+    TAGGED = False
 
     ICONS: ClassVar[dict[str, str]] = {
         "error": "error", "warning": "warning", "background": "info", "stream_error": "info",
@@ -356,7 +367,6 @@ class NoticeRowWidget(RowWidget):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         line.addWidget(self.label, 1)
-        line.addWidget(self.context_tag, 0, Qt.AlignmentFlag.AlignTop)
         self._outer.addLayout(line)
         self.setObjectName("noticeRow")
         c = colors()

@@ -1,0 +1,75 @@
+"""The window as a person uses it (issue 25): no stray windows, drafts kept, wheel and keys
+that do what the user means, text that is never clipped or cut mid-word."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+from app.demo import Fault, Reply
+
+from .helpers import type_and_send, wait_idle
+
+OVER_LIMIT = {"input_tokens": 9_400, "output_tokens": 100, "total_tokens": 9_500}
+
+
+def visible_windows() -> list[Any]:
+    """The application's visible top-level windows (tooltips and popups are not left open
+    by these tests)."""
+    return [w for w in QApplication.topLevelWidgets() if w.isVisible() and w.isWindow()]
+
+
+def long_text(paragraphs: int) -> str:
+    return "\n\n".join(f"Paragraph {n}: " + "words of a long answer " * 30 for n in range(paragraphs))
+
+
+def test_no_stray_windows_after_an_automatic_compaction_of_long_messages(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"context_window": 10_000})  # auto-compact at 9 000
+    server.enqueue(Reply(text=long_text(10)))
+    type_and_send(qtbot, window, "a first question")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text=long_text(10), usage=OVER_LIMIT))
+    type_and_send(qtbot, window, "a second question")
+    wait_idle(qtbot, window)
+    answers = window.transcript.message_rows("assistant")
+    assert all(answer.segments for answer in answers)  # shown in parts
+    server.enqueue(Reply(text="auto summary"))
+    server.enqueue(Reply(text="answer after compaction"))
+    type_and_send(qtbot, window, "next question")
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    assert marker.state == "done" and "automatic" in marker.title_label.text()
+    assert not answers[0].in_context and not answers[0].segments[0].in_context
+
+    bar = window.transcript.verticalScrollBar()
+    for value in (0, bar.maximum() // 2, bar.maximum(), 0):
+        bar.setValue(value)
+        QApplication.processEvents()
+        assert visible_windows() == [window]
+    # The out-of-context parts are built and dimmed; only the message's first part is tagged.
+    part = answers[0].segments[0]
+    assert part.widget is not None and not part.context_tag.isVisibleTo(part.widget)
+    assert answers[0].context_tag.isVisibleTo(answers[0].widget)
+
+
+def test_the_apps_own_notices_are_not_tagged_as_out_of_the_models_context(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(overrides={"max_retries": 0})
+    server.enqueue(Fault.status(500, "upstream is down"))
+    type_and_send(qtbot, window, "the question")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="the answer"))
+    type_and_send(qtbot, window, "another question")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="SUMMARY: two questions."))
+    window.compact()
+    wait_idle(qtbot, window)
+
+    error = window.transcript.notice_rows("error")[0]
+    answer = window.transcript.message_rows("assistant")[0]
+    assert not answer.in_context and answer.context_tag.isVisibleTo(answer.widget)
+    assert not error.context_tag.isVisibleTo(error.widget)  # never was in the model's context
