@@ -345,6 +345,9 @@ class MainWindow(QMainWindow):
     def _restore_geometry(self) -> None:
         self.window_state = WindowState(self.context.config_dir)
         self.geometry_restored = self.window_state.restore(self, self.splitter)
+        draft = self.window_state.draft()
+        if draft:
+            self.composer.set_text(draft)  # typed but not sent when the window last closed
 
     # ================================================================ the open session
 
@@ -672,7 +675,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.window_state.save(self, self.splitter)
+            self.window_state.save(self, self.splitter, draft=self.composer.text())
             import asyncio
 
             asyncio.ensure_future(self._shutdown())

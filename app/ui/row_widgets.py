@@ -137,16 +137,17 @@ class RowWidget(QFrame):
 
 
 def markdown_body(
-    owner: QWidget, renderer: MarkdownRenderer, name: str
+    owner: QWidget, renderer: MarkdownRenderer, name: str, breaks: bool = False
 ) -> tuple[RichTextView, MarkdownDocument]:
     """A message's Markdown view and the document kept in step with its text; its code
-    blocks' copy links copy the block's text."""
+    blocks' copy links copy the block's text. ``breaks`` keeps the line breaks typed inside a
+    paragraph (a user's Shift+Enter)."""
     from .markdown_document import MarkdownDocument  # with the first message on screen
 
     body = RichTextView(owner)
     body.setAccessibleName(name)
     body.document().setDefaultStyleSheet(renderer.style_sheet())
-    markdown = MarkdownDocument(body.document(), renderer)
+    markdown = MarkdownDocument(body.document(), renderer, breaks)
     body.copy_code_requested.connect(lambda index: copy_code_block(markdown, index))
     return body, markdown
 
@@ -182,7 +183,9 @@ class MessageRowWidget(RowWidget):
         header.addWidget(self.copy_button)
         self._outer.addLayout(header)
 
-        self.body, self.markdown = markdown_body(self, renderer, "Message text")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text", breaks=row.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.role == "user":
             self.setStyleSheet(
@@ -226,7 +229,9 @@ class SegmentWidget(RowWidget):
         self.segment = row
         self._outer.setContentsMargins(10, 0, 10, 0)
         self.setObjectName("userPart" if row.message.role == "user" else "assistantPart")
-        self.body, self.markdown = markdown_body(self, renderer, "Message text, continued")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text, continued", breaks=row.message.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.message.role == "user":
             self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.demo import Fault, Reply
 
-from .helpers import type_and_send, wait_idle
+from .conftest import close_window
+from .helpers import last_user_text, type_and_send, wait_idle
 
 OVER_LIMIT = {"input_tokens": 9_400, "output_tokens": 100, "total_tokens": 9_500}
 
@@ -73,3 +75,46 @@ def test_the_apps_own_notices_are_not_tagged_as_out_of_the_models_context(
     answer = window.transcript.message_rows("assistant")[0]
     assert not answer.in_context and answer.context_tag.isVisibleTo(answer.widget)
     assert not error.context_tag.isVisibleTo(error.widget)  # never was in the model's context
+
+
+def test_a_draft_survives_quit_and_reopen(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    draft = "a thought not sent yet\nwith a second line"
+    window.composer.edit.setFocus()
+    qtbot.keyClicks(window.composer.edit, "a thought not sent yet")
+    qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(window.composer.edit, "with a second line")
+    session_id = window.session.id
+    close_window(qtbot, window)
+
+    reopened = make_window(session_id=session_id)
+    assert reopened.composer.text() == draft
+    assert server.requests_to("responses") == []  # a draft is never sent
+    # Sent, it is no draft any more: the next start has an empty composer.
+    server.enqueue(Reply(text="ok"))
+    qtbot.keyClick(reopened.composer.edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, reopened)
+    close_window(qtbot, reopened)
+    assert make_window(session_id=session_id).composer.text() == ""
+
+
+def test_shift_enter_line_breaks_stay_in_the_sent_message(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    edit = window.composer.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "line one")
+    qtbot.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(edit, "line two")
+    server.enqueue(Reply(text="first line\nsame paragraph"))
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+
+    assert last_user_text(server.requests_to("responses")[-1].body) == "line one\nline two"
+    question = window.transcript.message_rows("user")[0]
+    shown = question.widget.body.toPlainText()
+    assert shown.splitlines() == ["line one", "line two"]
+    # The model's Markdown keeps its own rules: a single line break joins the lines.
+    answer = window.transcript.message_rows("assistant")[0]
+    assert "first line same paragraph" in answer.widget.body.toPlainText()
