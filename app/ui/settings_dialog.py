@@ -60,6 +60,7 @@ from app.core.settings import (
 )
 
 from .theme import colors
+from .widgets import WheelOnlyWhenFocused
 
 log = logging.getLogger(__name__)
 
@@ -311,6 +312,8 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
+        # Scrolling the panel over a combo or spin box scrolls the panel, never sets a value.
+        self._wheel_guard = WheelOnlyWhenFocused(body)
 
         self._load(settings)
         for line in (self.base_url, self.api_key, self.model, self.context_window, self.workspace):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QScrollArea
 
 from app.demo import Fault, Reply
 
@@ -118,3 +119,42 @@ def test_shift_enter_line_breaks_stay_in_the_sent_message(
     # The model's Markdown keeps its own rules: a single line break joins the lines.
     answer = window.transcript.message_rows("assistant")[0]
     assert "first line same paragraph" in answer.widget.body.toPlainText()
+
+
+def wheel(qtbot: Any, widget: Any, steps: int = -3) -> None:
+    """Turn the mouse wheel over ``widget`` (negative: towards the user, scrolling down)."""
+    centre = QPointF(widget.rect().center())
+    event = QWheelEvent(
+        centre, QPointF(widget.mapToGlobal(widget.rect().center())), QPoint(),
+        QPoint(0, 120 * steps), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase, False,
+    )
+    QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_scrolls_settings_past_controls_without_changing_them(
+    qtbot: Any, make_window: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.resize(600, 400)  # the panel scrolls
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog)
+    style, threshold = dialog.summary_style, dialog.threshold
+    before = (style.currentIndex(), threshold.value())
+    scroll = dialog.findChild(QScrollArea).verticalScrollBar()
+    scroll.setValue(scroll.maximum() // 2)
+    start = scroll.value()
+
+    wheel(qtbot, style)
+    wheel(qtbot, threshold)
+    assert (style.currentIndex(), threshold.value()) == before
+    assert not style.hasFocus() and not threshold.hasFocus()
+    assert scroll.value() > start  # the panel scrolled instead
+
+    threshold.setFocus()  # chosen by the user: the wheel sets it
+    qtbot.waitUntil(threshold.hasFocus)
+    wheel(qtbot, threshold, steps=-1)
+    assert threshold.value() != before[1]
+    dialog.reject()
