@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea
 
 from app.demo import Fault, Reply
 
-from .conftest import close_window
+from .conftest import close_window, run
 from .helpers import last_user_text, type_and_send, wait_idle
 
 OVER_LIMIT = {"input_tokens": 9_400, "output_tokens": 100, "total_tokens": 9_500}
@@ -158,3 +158,27 @@ def test_the_wheel_scrolls_settings_past_controls_without_changing_them(
     wheel(qtbot, threshold, steps=-1)
     assert threshold.value() != before[1]
     dialog.reject()
+
+
+def test_a_long_paragraph_is_shown_in_parts_that_never_split_a_word(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    words = [f"word{n}" for n in range(3_000)]  # one paragraph on one line, ~26 000 chars
+    paragraph = " ".join(words)
+    server.enqueue(Reply(text=paragraph, chunk_size=997))
+    type_and_send(qtbot, window, "one long paragraph please")
+    wait_idle(qtbot, window)
+
+    answer = window.transcript.message_rows("assistant")[0]
+    assert len(answer.segments) >= 5
+    parts = [answer.head_source, *(part.shown_text for part in answer.segments)]
+    assert "".join(parts) == paragraph
+    for part in parts:  # each part holds whole words only
+        assert set(part.split()) <= set(words), part[:40]
+    # The same cuts when the session is reopened (computed off the streaming path).
+    session_id = window.session.id
+    run(qtbot, window.open_session(None))
+    run(qtbot, window.open_session(session_id))
+    reopened = window.transcript.message_rows("assistant")[0]
+    assert [p.shown_text for p in reopened.segments] == parts[1:]
