@@ -22,7 +22,7 @@ from .compaction import policy
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
-from .compaction.runner import Compactor
+from .compaction.runner import NOTHING_NEW, Compactor
 from .config import CoreConfig
 from .event_stream import EventStream
 from .history import ContextHistory
@@ -1280,17 +1280,15 @@ class Session:
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             # Nothing to do is information, not a failure: said as a background line.
-            if len(self._history) == 0:
-                self._emit(p.Background(turn_id=turn_id, message="Nothing to compact yet."))
-            elif self._compactor.unchanged_since_compaction:
-                self._emit(
-                    p.Background(
-                        turn_id=turn_id,
-                        message="Nothing new to compact since the last compaction.",
-                    )
-                )
-            elif not await self._compactor.run(turn_id, "manual", focus=focus):
-                status = "failed"
+            unchanged = self._compactor.unchanged_since_compaction
+            if len(self._history) == 0 or (unchanged and not focus):
+                said = "Nothing to compact yet." if not unchanged else NOTHING_NEW
+                self._emit(p.Background(turn_id=turn_id, message=said))
+            else:  # a focus right after a compaction: summarise the same history again
+                if unchanged and self._compactor.undo.item_id:
+                    self._undo_compaction()  # from the full history, not from the summary
+                if not await self._compactor.run(turn_id, "manual", focus=focus, force=True):
+                    status = "failed"
         except asyncio.CancelledError:
             status = "aborted"
         except STORAGE_ERRORS as exc:

@@ -101,11 +101,7 @@ class CompactionRow(TranscriptRow):
         )
         info: list[str] = []
         if marker.kept_user_messages:
-            noun = "message" if marker.kept_user_messages == 1 else "messages"
-            kept = f"{marker.kept_user_messages} recent user {noun} kept verbatim"
-            if marker.kept_truncated:
-                kept += " (the oldest one shortened)"
-            info.append(kept)
+            info.append(_kept_words(marker.kept_user_messages, marker.kept_truncated))
         if marker.trimmed_items:
             info.append(
                 f"{marker.trimmed_items} older item(s) trimmed to fit the compaction request"
@@ -124,7 +120,7 @@ class CompactionRow(TranscriptRow):
         if marker.style == "checkpoint":
             info.append("checkpoint summary")
         if marker.focus:
-            info.append(f"focus: {marker.focus}")
+            info.append(_focus_words(marker.focus))
         self.info = " · ".join(info)
         self.undoable = undoable
         self._changed()
@@ -303,3 +299,20 @@ def _room_note(marker: CompactionMarker) -> str:
     if marker.tokens_after > marker.tokens_before > 0:
         return " · no room freed"
     return " · freed little" if marker.freed_little else ""
+
+
+def _kept_words(kept: int, oldest_shortened: bool) -> str:
+    """How many of the user's recent messages the compaction kept, and whether it had to
+    shorten the oldest of them to fit."""
+    if kept == 1:
+        return "your last message kept" + (", shortened to fit" if oldest_shortened else "")
+    if oldest_shortened:
+        return f"your last {kept} messages kept ({kept - 1} verbatim, the oldest shortened to fit)"
+    return f"your last {kept} messages kept verbatim"
+
+
+def _focus_words(focus: str) -> str:
+    """The focus as the user gave it ("/compact focus on the code" reads "focus on the code",
+    not "focus: focus on the code")."""
+    focus = " ".join(focus.split())
+    return focus if focus.lower().startswith("focus") else f"focus: {focus}"

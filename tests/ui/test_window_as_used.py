@@ -182,3 +182,43 @@ def test_a_long_paragraph_is_shown_in_parts_that_never_split_a_word(
     run(qtbot, window.open_session(session_id))
     reopened = window.transcript.message_rows("assistant")[0]
     assert [p.shown_text for p in reopened.segments] == parts[1:]
+
+
+def test_compact_with_a_focus_right_after_a_compaction_summarises_again_for_it(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    server.enqueue(Reply(text="we looked at parse_config in app/config.py"))
+    type_and_send(qtbot, window, "what does the code do")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="SUMMARY: a question about the code."))
+    window.compact()
+    wait_idle(qtbot, window)
+    first = window.transcript.compaction_rows()[0]
+    assert first.state == "done"
+    assert "your last message kept" in first.info_label.text()
+
+    # Nothing added and no focus: nothing to do, said in words.
+    type_and_send(qtbot, window, "/compact")
+    wait_idle(qtbot, window)
+    assert [n.message for n in window.transcript.notice_rows("background")][-1] == (
+        "Nothing new to compact since the last compaction."
+    )
+    requests = len(server.requests_to("responses"))
+
+    # With a focus: the same conversation summarised again, from the full history.
+    server.enqueue(Reply(text="SUMMARY: parse_config in app/config.py."))
+    type_and_send(qtbot, window, "/compact focus on the code")
+    wait_idle(qtbot, window)
+    assert len(server.requests_to("responses")) == requests + 1
+    body = server.requests_to("responses")[-1].body
+    assert "focus on the code" in last_user_text(body)
+    sent = str(body["input"])
+    assert "we looked at parse_config" in sent  # the answer itself, not only its summary
+    markers = window.transcript.compaction_rows()
+    assert [m.state for m in markers] == ["undone", "done"]
+    assert "focus on the code" in markers[1].info_label.text()
+    assert "focus: focus" not in markers[1].info_label.text()
+    history = str(window.session.history())
+    assert "parse_config in app/config.py." in history
+    assert "SUMMARY: a question about the code." not in history

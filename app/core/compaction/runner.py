@@ -58,6 +58,9 @@ REMOTE_STAGE_TEXT = {
     "standalone": "Compacting remotely (/responses/compact)…",
 }
 
+# A /compact with nothing added since the last compaction (and no focus to summarise for).
+NOTHING_NEW = "Nothing new to compact since the last compaction."
+
 
 @dataclass
 class _Result:
