@@ -67,7 +67,7 @@ from .session_lock import SessionInUse
 from .sessions import forget_open, track_open
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
-from .transcript import Transcript
+from .transcript import ENDED_KIND, Transcript
 
 MAX_TOOL_ROUNDS = 64
 # A tool output is never cut below this many tokens, however small the window.
@@ -715,9 +715,8 @@ class Session:
                     self._transcript.add_error(
                         str(payload.get("message", "")), str(payload.get("details"))
                     )
-                elif event_kind in ("error", "warning", "background"):
-                    message = str(payload.get("message", ""))
-                    self._transcript.add_note(event_kind, message)
+                elif event_kind in ("error", "warning", "background", ENDED_KIND):
+                    message = self._transcript.add_recorded(payload)
                     if message.startswith(OUTPUT_LIMIT_WARNING):
                         self._said_output_limit = True
         if usage is not None:
@@ -807,13 +806,14 @@ class Session:
         """The turn failed with its message recorded: offer to run it again, when the message
         is still the last one the model would see."""
         self._retry_point = (turn_id, text)
-        if self._retry_refusal():
-            self._retry_point = None
+        refusal = self._retry_refusal()
+        if refusal:
+            self._forget_retry(refusal)
         else:
             self._emit(p.RetryAvailable(turn_id=turn_id))
 
     def _forget_retry(self, reason: str | None = None) -> None:
-        """A turn or a compaction starts: the failed turn can no longer be retried."""
+        """A turn starts: the failed turn can no longer be retried."""
         if self._retry_point is not None:
             self._retry_point = None
             self._emit(p.RetryAvailable(turn_id=None, reason=reason or "A newer turn started."))
@@ -1276,7 +1276,6 @@ class Session:
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
-        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             # Nothing to do is information, not a failure: said as a background line.
@@ -1297,6 +1296,8 @@ class Session:
         finally:
             self._finish_turn()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
+        if self._retry_point is not None:  # a failed message survives a compaction that kept it
+            self._offer_retry(*self._retry_point)
 
     def _restore_before_compaction(self) -> str | None:
         """Undo the last compaction in memory: the history before it, then what came after it.

@@ -43,8 +43,9 @@ class CompactionRow(TranscriptRow):
     (expandable), and Undo while the core still allows it."""
 
     __slots__ = (
-        "automatic", "dimmed", "expanded", "figures", "figures_tip", "freed_little", "info",
-        "item_id", "started", "state", "strategy", "summary", "title", "undoable",
+        "automatic", "dimmed", "expanded", "figures", "figures_tip", "focus", "freed_little",
+        "info", "item_id", "retryable", "started", "state", "strategy", "summary", "title",
+        "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -53,6 +54,8 @@ class CompactionRow(TranscriptRow):
         self.state = "running"  # running | done | undone | stopped
         self.automatic = automatic
         self.undoable = False
+        self.retryable = False  # a failed compaction the user can run again (live only)
+        self.focus: str | None = None  # the focus it was asked for, to run it again with
         self.freed_little = False
         self.summary = ""
         self.strategy = ""
@@ -147,6 +150,17 @@ class CompactionRow(TranscriptRow):
         self.figures = "The history is exactly as it was before."
         self._changed()
 
+    def offer_retry(self, offered: bool, focus: str | None = None) -> None:
+        """Show (or stop showing) Retry on this failed compaction."""
+        offered = offered and self.state == "stopped"
+        if offered != self.retryable or focus != self.focus:
+            self.retryable, self.focus = offered, focus
+            self._changed()
+
+    def request_compact(self) -> None:
+        if self.retryable:
+            self._host.request_compact(self.focus)
+
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
             self.expanded = expanded
@@ -180,6 +194,10 @@ class CompactionRow(TranscriptRow):
     @property
     def undo_button(self) -> QToolButton:
         return self.widget.undo_button  # type: ignore[no-any-return]
+
+    @property
+    def retry_button(self) -> QToolButton:
+        return self.widget.retry_button  # type: ignore[no-any-return]
 
     @property
     def spinner(self) -> Spinner:
@@ -232,6 +250,11 @@ class CompactionRowWidget(RowWidget):
         )
         self.undo_button.clicked.connect(row.request_undo)
         header.addWidget(self.undo_button)
+        self.retry_button = tool_button(
+            "retry", "Run this compaction again", "Retry compaction", text="Retry"
+        )
+        self.retry_button.clicked.connect(row.request_compact)
+        header.addWidget(self.retry_button)
         self._outer.addLayout(header)
 
         self.figures_label = QLabel()
@@ -278,6 +301,7 @@ class CompactionRowWidget(RowWidget):
             row.state in ("done", "undone") and row.strategy != "prune"
         )
         self.undo_button.setVisible(row.undoable)
+        self.retry_button.setVisible(row.retryable)
         expanded = row.expanded
         if expanded and self._summary_shown != row.summary:
             # The summary is rendered the first time it is shown.

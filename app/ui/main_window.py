@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
         self.transcript.retry_requested.connect(self.controller.retry_turn)
+        self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)

@@ -48,6 +48,8 @@ class RowHost(Protocol):
 
     def request_retry(self) -> None: ...
 
+    def request_compact(self, focus: str | None) -> None: ...
+
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
     if len(text) <= limit:
@@ -397,7 +399,7 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id")
+    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -406,6 +408,7 @@ class NoticeRow(TranscriptRow):
         self.details = ""  # the technical detail behind an error, shown on demand
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
+        self.turn_id: str | None = None  # the turn an error line belongs to (when live)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

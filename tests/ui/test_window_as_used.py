@@ -3,6 +3,7 @@ that do what the user means, text that is never clipped or cut mid-word."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -222,3 +223,90 @@ def test_compact_with_a_focus_right_after_a_compaction_summarises_again_for_it(
     history = str(window.session.history())
     assert "parse_config in app/config.py." in history
     assert "SUMMARY: a question about the code." not in history
+
+
+def reopen(qtbot: Any, window: Any) -> None:
+    session_id = window.session.id
+    run(qtbot, window.open_session(None))
+    run(qtbot, window.open_session(session_id))
+
+
+def test_failed_and_stopped_compactions_are_shown_again_on_resume(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(overrides={"max_retries": 0})
+    server.enqueue(Reply(text="an answer"))
+    type_and_send(qtbot, window, "a question")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="slow summary", initial_delay=3.0))
+    window.compact()
+    qtbot.waitUntil(lambda: len(server.requests_to("responses")) == 2, timeout=5000)
+    window.stop()
+    wait_idle(qtbot, window)
+    server.enqueue(Fault.status(400, "the summary request was refused"))
+    type_and_send(qtbot, window, "/compact keep the names")
+    wait_idle(qtbot, window)
+
+    def shown() -> list[tuple[str, str]]:
+        return [(m.state, m.title) for m in window.transcript.compaction_rows()]
+
+    live = shown()
+    assert live == [
+        ("stopped", "Compaction stopped · nothing changed"),
+        ("stopped", "Compaction failed · nothing changed"),
+    ]
+    stopped, failed = window.transcript.compaction_rows()
+    assert failed.retry_button.isVisibleTo(failed.widget)  # run it again, with its focus
+    assert not stopped.retry_button.isVisibleTo(stopped.widget)
+    server.enqueue(Reply(text="SUMMARY: the names."))
+    qtbot.mouseClick(failed.retry_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    assert "keep the names" in last_user_text(server.requests_to("responses")[-1].body)
+    assert [m.state for m in window.transcript.compaction_rows()] == ["stopped", "stopped", "done"]
+    errors = [row.message for row in window.transcript.notice_rows("error")]
+
+    reopen(qtbot, window)
+    assert shown()[:2] == live
+    assert [m.state for m in window.transcript.compaction_rows()] == ["stopped", "stopped", "done"]
+    assert [row.message for row in window.transcript.notice_rows("error")] == errors
+    # The error sits below its marker, as it did live.
+    rows = window.transcript.rows
+    failed = window.transcript.compaction_rows()[1]
+    error = window.transcript.notice_rows("error")[0]
+    assert rows.index(failed) < rows.index(error)
+    assert not failed.retry_button.isVisibleTo(failed.widget)  # not offered from the past
+
+
+def test_compacting_against_a_dead_server_fails_at_once_in_one_sentence(
+    qtbot: Any, make_window: Any
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    window = make_window(overrides={"max_retries": 3, "base_url": url})
+    type_and_send(qtbot, window, "hello?")
+    wait_idle(qtbot, window)
+    [message_error] = window.transcript.notice_rows("error")
+    assert message_error.retry_turn_id is not None
+    before = len(window.transcript.rows)
+
+    window.compact()
+    wait_idle(qtbot, window)
+    added = window.transcript.rows[before:]
+    marker = window.transcript.compaction_rows()[0]
+    errors = [row for row in added if getattr(row, "kind", "") == "error"]
+    assert [row.message for row in errors] == [(
+        f"Could not compact: Coco could not reach the server at {url}: nothing is listening "
+        "there (connection refused). Check that the server is running and that the address in "
+        "Settings is right."
+    )]
+    said = " ".join(getattr(row, "message", "") for row in added)
+    assert said.count("could not reach") == 1  # not retried, nothing else said about it
+    assert not any(getattr(row, "kind", "") == "stream_error" for row in added)
+    assert marker.title == "Compaction failed · nothing changed"
+    assert marker.retry_button.isVisibleTo(marker.widget)
+    # The failed message still offers its own Retry, on its own error line.
+    assert message_error.retry_turn_id is not None
+    assert message_error.widget.retry_button.isVisibleTo(message_error.widget)
+    assert errors[0].retry_turn_id is None
