@@ -310,3 +310,38 @@ def test_compacting_against_a_dead_server_fails_at_once_in_one_sentence(
     assert message_error.retry_turn_id is not None
     assert message_error.widget.retry_button.isVisibleTo(message_error.widget)
     assert errors[0].retry_turn_id is None
+
+
+def test_in_the_light_theme_an_idle_stop_looks_disabled(qtbot: Any, make_window: Any) -> None:
+    from PySide6.QtGui import QIcon
+
+    from app.ui.icons import icon
+    from app.ui.theme import apply_theme
+
+    window = make_window()
+    apply_theme("light")
+    try:
+        stop = window.composer.stop_button
+        assert not stop.isEnabled()  # idle
+        stop.setIcon(icon("stop"))  # drawn again with the light palette
+        idle = stop.icon().pixmap(20, 20, QIcon.Mode.Disabled).toImage()
+        active = stop.icon().pixmap(20, 20, QIcon.Mode.Normal).toImage()
+        assert idle != active
+    finally:
+        apply_theme("system")
+
+
+def test_choosing_the_demo_shows_its_model_not_the_one_typed_for_another_provider(
+    qtbot: Any, make_window: Any
+) -> None:
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.model.setText("my-own-model")
+    dialog.provider.setCurrentIndex(dialog.provider.findData("demo"))
+    assert dialog.model.text() == "" and dialog.model.placeholderText() == "coco-demo"
+    assert dialog.base_url.text() == ""
+    assert dialog.settings().model == ""  # saved, the demo runs its own model
+    dialog.provider.setCurrentIndex(dialog.provider.findData("custom"))
+    assert dialog.model.text() == "my-own-model"  # typed, not lost
+    assert dialog.base_url.text().startswith("http://127.0.0.1:")
+    dialog.reject()
