@@ -345,3 +345,20 @@ def test_choosing_the_demo_shows_its_model_not_the_one_typed_for_another_provide
     assert dialog.model.text() == "my-own-model"  # typed, not lost
     assert dialog.base_url.text().startswith("http://127.0.0.1:")
     dialog.reject()
+
+
+def test_at_700_by_500_the_session_list_comes_back_when_the_model_view_closes(
+    qtbot: Any, make_window: Any
+) -> None:
+    window = make_window()
+    window.resize(700, 500)
+    qtbot.waitUntil(lambda: window.width() == 700)
+    assert window.sessions.isVisible()
+    window.model_view_action.trigger()  # open the Model view: the session list makes way
+    qtbot.waitUntil(lambda: window.model_view_pane.isVisible())
+    assert not window.sessions.isVisible()
+
+    window.model_view_action.trigger()  # closed again
+    qtbot.waitUntil(lambda: not window.model_view_pane.isVisible())
+    assert window.sessions.isVisible() and window.sidebar_action.isChecked()
+    assert window.transcript.width() > 0
