@@ -362,3 +362,30 @@ def test_at_700_by_500_the_session_list_comes_back_when_the_model_view_closes(
     qtbot.waitUntil(lambda: not window.model_view_pane.isVisible())
     assert window.sessions.isVisible() and window.sidebar_action.isChecked()
     assert window.transcript.width() > 0
+
+
+def test_deleting_the_open_session_opens_the_next_one_of_the_list(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    server.enqueue(Reply(text="ok"))
+    type_and_send(qtbot, window, "the older session")
+    wait_idle(qtbot, window)
+    older = window.session.id
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    server.enqueue(Reply(text="ok"))
+    type_and_send(qtbot, window, "the newer session")
+    wait_idle(qtbot, window)
+    newer = window.session.id
+    panel = window.sessions
+    panel.refresh()
+    assert panel.session_ids() == [newer, older]  # newest first
+    panel.confirm_delete = lambda title: True
+
+    assert run(qtbot, panel.delete_session(newer, "the newer session"))
+    assert window.session.id == older  # the next one, not a new empty one
+    assert [row.text for row in window.transcript.message_rows()] == ["the older session", "ok"]
+    assert panel.session_ids() == [older]
+    # The last one deleted: a new, empty session takes its place.
+    assert run(qtbot, panel.delete_session(older, "the older session"))
+    assert window.session.id not in (older, newer) and window.transcript.rows == []
