@@ -138,8 +138,9 @@ class CompactionRow(TranscriptRow):
         self.state = "undone"
         self.undoable = False
         self.title = "Compaction undone · the history is back to what it was before"
-        for row, previous in self.dimmed:
-            row.set_in_context(previous)
+        with self._host.hold():
+            for row, previous in self.dimmed:
+                row.set_in_context(previous)
         self.dimmed = []
         self._changed()
 

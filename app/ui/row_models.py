@@ -109,6 +109,8 @@ class TranscriptRow:
         self.in_context = in_context
         if self._widget is not None:
             self._widget.apply_context()
+            # The tag beside the text takes room: the text may wrap onto another line.
+            self._host.row_changed(self)
 
     def keep_widget(self) -> bool:
         """True while the widget must survive off screen (the user is working in it)."""

@@ -283,12 +283,14 @@ class TranscriptView(VirtualRowArea):
         if dim and row.state == "done":
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
-            for other in above:
-                # A long message is drawn in parts: each part is as much in view as its message.
-                message = other.message if isinstance(other, MessageSegmentRow) else other
-                if getattr(message, "role", None) == "user" and message.text in still_seen:
-                    continue
-                other.set_in_context(False)
+            with self.hold():  # rows re-measured with their tags, laid out once
+                for other in above:
+                    # A long message is drawn in parts: each part is as much in view as its
+                    # message.
+                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    if getattr(message, "role", None) == "user" and message.text in still_seen:
+                        continue
+                    other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:
         for row in self._compactions.values():

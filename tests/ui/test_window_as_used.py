@@ -389,3 +389,33 @@ def test_deleting_the_open_session_opens_the_next_one_of_the_list(
     # The last one deleted: a new, empty session takes its place.
     assert run(qtbot, panel.delete_session(older, "the older session"))
     assert window.session.id not in (older, newer) and window.transcript.rows == []
+
+
+def test_rows_that_leave_the_context_are_measured_again_with_their_tag(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    """A title or notice was cut off once the "not in the model's context" tag joined it
+    (a narrow transcript: the Model view open beside it)."""
+    window = make_window()
+    window.resize(1000, 700)
+    window.model_view_action.trigger()
+    qtbot.waitUntil(lambda: window.model_view_pane.isVisible())
+    server.enqueue(Reply(text="an answer"))
+    type_and_send(qtbot, window, "a question")
+    wait_idle(qtbot, window)
+    server.enqueue(Reply(text="SUMMARY: a question."))
+    window.compact()
+    wait_idle(qtbot, window)
+    window.undo_compaction()
+    qtbot.waitUntil(lambda: window.transcript.compaction_rows()[0].state == "undone")
+    server.enqueue(Reply(text="SUMMARY: a question, again."))
+    window.compact()
+    wait_idle(qtbot, window)
+
+    undone = window.transcript.compaction_rows()[0]
+    assert not undone.in_context and undone.context_tag.isVisibleTo(undone.widget)
+    QApplication.processEvents()
+    for row in window.transcript.rows:
+        widget = row._widget
+        if widget is not None and widget.isVisible():
+            assert widget.height() >= widget.height_for(widget.width()), type(row).__name__
