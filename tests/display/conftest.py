@@ -44,6 +44,13 @@ def wait_for(condition: Callable[[], Any], what: str, poll: float = 0.1) -> Any:
         time.sleep(poll)
 
 
+def _answers(env: dict[str, str]) -> bool:
+    """The X server takes connections (Xvfb names its display a moment before it does)."""
+    return subprocess.run(
+        ["xprop", "-root", "-len", "0"], env=env, capture_output=True, check=False
+    ).returncode == 0
+
+
 def _window_manager_running(env: dict[str, str]) -> bool:
     """A window manager has announced itself on the root window (EWMH)."""
     out = subprocess.run(
@@ -78,8 +85,11 @@ def x_display(tmp_path: Path) -> Iterator[XDisplay]:
             f"a real display needs {', '.join(missing)} (apt-get install {PACKAGES})"
         )
     read, write = os.pipe()
+    # -noreset: by default the server resets when its last client leaves (the checks below
+    # connect and leave), and a window manager connecting just then fails to open the display.
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", SCREEN, "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", SCREEN, "-nolisten", "tcp",
+         "-noreset"],
         pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     os.close(write)
@@ -96,12 +106,19 @@ def x_display(tmp_path: Path) -> Iterator[XDisplay]:
         problem = check(env)
         if problem is not None:
             pytest.skip(f"Qt cannot open a window on X11 here: {problem.message}")
-        processes.append(
-            subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        )
+        wait_for(lambda: _answers(env), f"the X server on :{number} taking connections")
+        wm_log = tmp_path / "openbox.log"
+        with wm_log.open("wb") as log:
+            openbox = subprocess.Popen(["openbox"], env=env, stdout=log, stderr=log)
+        processes.append(openbox)
         display = XDisplay(f":{number}", env)
-        wait_for(lambda: _window_manager_running(env), "openbox managing the screen")
+
+        def managed() -> bool:
+            if openbox.poll() is not None:
+                pytest.fail(f"openbox exited: {wm_log.read_text(errors='replace')[-1000:]}")
+            return _window_manager_running(env)
+
+        wait_for(managed, "openbox managing the screen")
         yield display
     finally:
         for process in reversed(processes):
@@ -164,11 +181,14 @@ class Coco:
         self.display.xdotool("mousemove", "--window", self.window, str(x), str(y))
         self.display.xdotool("click", button)
 
+    # Keys go through the X server (XTEST) to the window that has the focus, as a keyboard's
+    # do: typing lands wherever the focus really is (a stray window would swallow it).
+
     def type(self, text: str) -> None:
-        self.display.xdotool("type", "--delay", "2", "--window", self.window, text)
+        self.display.xdotool("type", "--delay", "2", text)
 
     def key(self, *keys: str) -> None:
-        self.display.xdotool("key", "--window", self.window, *keys)
+        self.display.xdotool("key", *keys)
 
     def quit(self) -> None:
         """Ctrl+Q, as the user quits; waits for the process to end."""
