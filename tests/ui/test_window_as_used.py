@@ -275,6 +275,12 @@ def test_failed_and_stopped_compactions_are_shown_again_on_resume(
     error = window.transcript.notice_rows("error")[0]
     assert rows.index(failed) < rows.index(error)
     assert not failed.retry_button.isVisibleTo(failed.widget)  # not offered from the past
+    # An export tells the same story.
+    from app.ui.export import transcript_to_markdown
+
+    exported = transcript_to_markdown(window.session.replay_events())
+    assert exported.count("**Compaction stopped** · nothing changed") == 1
+    assert exported.count("**Compaction failed** · nothing changed") == 1
 
 
 def test_compacting_against_a_dead_server_fails_at_once_in_one_sentence(
