@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import protocol as p
-from .compaction.prompts import is_summary_message, summary_text
+from .compaction.budget import CompactionBudget
+from .compaction.prompts import is_summary_message, summary_prefix, summary_text
 from .history import ContextHistory
-from .items import user_message
+from .items import message_text, user_message
 from .transcript import Transcript
 
 SUMMARY_EDIT_RECORD = "summary_edited"
@@ -37,6 +38,8 @@ class SummaryEdits:
         unchanged: Callable[[], bool],
         rewritten: Callable[[bool, bool], None],
         usage: Callable[[], int],
+        count: Callable[[str], int],
+        budget: Callable[[], CompactionBudget],
     ) -> None:
         self._history = history
         self._transcript = transcript
@@ -47,6 +50,8 @@ class SummaryEdits:
         self._unchanged = unchanged
         self._rewritten = rewritten
         self._usage = usage
+        self._count = count
+        self._budget = budget
         self._earlier: dict[str, list[str]] = {}  # compaction id → texts its edits replaced
 
     def handle(self, op: p.EditSummary | p.UndoSummaryEdit, *, busy: bool) -> None:
@@ -58,7 +63,7 @@ class SummaryEdits:
             self._refuse(refusal)
             return
         entry = self._transcript.compaction_entry(op.item_id) or {}
-        current = str(entry.get("summary", ""))
+        current = _summary_body(self._history)
         earlier = self._earlier.setdefault(op.item_id, [])
         if isinstance(op, p.UndoSummaryEdit):
             if not earlier:
@@ -75,6 +80,10 @@ class SummaryEdits:
                 return
             if text == current:
                 self._emit(p.Background(message="The summary is unchanged."))
+                return
+            too_large = self._too_large(text)
+            if too_large:
+                self._refuse(too_large)
                 return
         payload = {"item_id": op.item_id, "summary": text, "previous": current, "undo": undo}
         try:  # saved first: an edit that could not be saved is not made
@@ -122,6 +131,20 @@ class SummaryEdits:
             return "The summary is no longer in the model's view."
         return ""
 
+    def _too_large(self, text: str) -> str:
+        """Why ``text`` is too large to stand for the old history ("" when it fits): a
+        compacted history must leave the conversation room to go on."""
+        budget = self._budget()
+        room = budget.history_room
+        tokens = self._count(summary_text(text))
+        if room is None or tokens <= room:
+            return ""
+        window = f"the model's {budget.window:,}-token window" if budget.window else "the model"
+        return (
+            f"The summary was not changed: it is about {tokens:,} tokens, and {window} leaves "
+            f"room for at most {room:,} in a compacted history. Shorten it."
+        )
+
     def _refuse(self, message: str) -> None:
         self._emit(p.Error(message=message, kind="invalid_op"))
 
@@ -146,6 +169,14 @@ class SummaryEdits:
             entry["summary"] = text
             entry["summary_edited"] = bool(earlier)
             entry["summary_undoable"] = bool(earlier)
+
+
+def _summary_body(history: ContextHistory) -> str:
+    """What the summary message in the history says (after its prefix)."""
+    index = _summary_index(history)
+    if index is None:
+        return ""
+    return message_text(history.raw_items()[index])[len(summary_prefix()) + 1 :]
 
 
 def _summary_index(history: ContextHistory) -> int | None:

@@ -124,16 +124,24 @@ class RowWidget(QFrame):
         name = self.pin_button.accessibleName().split(" ", 1)[-1]
         self.pin_button.setAccessibleName(f"{'Unpin' if pinned else 'Pin'} {name}")
 
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        """Right-click on a row the user can pin offers Pin (or Unpin)."""
-        if self.pin_button is None or not self.pin_button.isVisible():
-            super().contextMenuEvent(event)
-            return
+    def pin_menu(self) -> QMenu | None:
+        """The context menu of a row the user can pin: Pin, or Unpin (None for other rows)."""
+        if self.pin_button is None or self.pin_button.isHidden():
+            return None
         menu = QMenu(self)
         pinned = self.row.pinned
         action = menu.addAction("Unpin" if pinned else "Pin (keep verbatim through compactions)")
         action.triggered.connect(lambda: self.row.request_pin(not pinned))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """Right-click on a row the user can pin offers Pin (or Unpin)."""
+        menu = self.pin_menu()
+        if menu is None:
+            super().contextMenuEvent(event)
+            return
         menu.exec(event.globalPos())
+        menu.deleteLater()
 
     def finish(self) -> None:
         """Apply the row's state (end of every subclass's constructor)."""

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
 from app.core.compaction.prompts import summary_prefix
 from app.core.pins import pin_budget
-from app.demo import Reply, ToolCall
+from app.demo import CompactReply, Fault, Reply, ToolCall
 from tests.conftest import collect, input_texts, of_type, run
 
 PREFIX = summary_prefix()
@@ -197,4 +199,47 @@ async def test_pinning_something_that_is_not_there_is_refused_in_words(server, m
     await session.submit(ops.PinItem(pinned=False, key="pin-99"))
     error = of_type(await collect(session, "error"), "error")[0]
     assert error.message == "This message is not pinned."
+    await session.close()
+
+
+@pytest.mark.parametrize("form", ["trigger", "standalone"])
+async def test_remote_compactions_put_pins_back_before_the_compaction_item(
+    server, make_config, tmp_path, form
+):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = await Session.open(make_config(workspace=ws, remote_compaction=True))
+    events = await chat(session, server, "U1", "A1")
+    await pin(session, ops.PinItem(kind="agent_message", row_id=reply_id(events), text="A1"))
+    await chat(session, server, "U2", "A2")
+    if form == "trigger":
+        server.enqueue(Reply(compaction="ENC"))
+    else:
+        server.enqueue(Fault.status(404, "not here"))
+        server.enqueue(CompactReply(encrypted_content="ENC"), endpoint="compact")
+    compacted = of_type(await run(session, ops.Compact()), "context_compacted")[0]
+    assert compacted.remote_form == form and compacted.carried_pins
+    await chat(session, server, "U3", "A3")
+    body = server.requests_to("responses")[-1].body
+    kinds = [item.get("type", "message") for item in body["input"]]
+    at = kinds.index("compaction")
+    assert input_texts(body)[at - 1] == ("assistant", "A1")
+    assert input_texts(body)[at + 1 :] == [("user", "U3")]
+    await session.close()
+
+
+async def test_compaction_by_the_server_inside_a_turn_keeps_the_pins(server, make_config):
+    session = await Session.open(
+        make_config(context_window=4_096, remote_compaction=True, server_side_compaction=True)
+    )
+    events = await chat(session, server, "U1", "A1")
+    await pin(session, ops.PinItem(kind="agent_message", row_id=reply_id(events), text="A1"))
+    server.enqueue(Reply(compaction="ENC-IN-TURN", text="A2"))
+    await run(session, ops.UserTurn(text="U2"))
+    await chat(session, server, "U3", "A3")
+    body = server.requests_to("responses")[-1].body
+    assert [item.get("type", "message") for item in body["input"]][:2] == [
+        "message", "compaction"
+    ]
+    assert input_texts(body)[0] == ("assistant", "A1")
     await session.close()

@@ -118,3 +118,16 @@ async def test_an_edit_does_not_count_as_growth_for_the_loop_guard(server, make_
         "Nothing new to compact since the last compaction."
     ]
     await session.close()
+
+
+async def test_a_summary_too_large_for_a_compacted_history_is_refused(server, make_config):
+    session = await Session.open(make_config(context_window=4_096, auto_compact=False))
+    await chat(session, server, "q")
+    item_id = await compact(session, server, "S")
+    huge = " ".join(f"fact{i}" for i in range(3000))
+    error = of_type(await submit(session, ops.EditSummary(item_id=item_id, text=huge), "error"),
+                    "error")[0]
+    assert error.message.startswith("The summary was not changed: it is about ")
+    assert "4,096-token window leaves room for at most" in error.message
+    assert [e.text for e in session.context_view() if e.is_summary] == [f"{PREFIX}\nS"]
+    await session.close()

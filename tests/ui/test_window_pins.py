@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from app.core.compaction.prompts import summary_prefix
-from app.demo import Reply
+from app.demo import Reply, ToolCall
 
 from .helpers import type_and_send, wait_idle
 
@@ -135,3 +135,24 @@ def test_an_older_marker_offers_no_edit_once_a_later_compaction_replaced_it(
     second = compact(qtbot, window, server, "S2")
     assert not first.edit_button.isVisibleTo(first.widget)
     assert second.edit_button.isVisibleTo(second.widget)
+
+
+def test_a_tool_output_is_pinned_from_the_rows_context_menu(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Any
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "config.txt").write_text("db_host = 10.0.0.7\n")
+    window = make_window(settings={"workspace": str(workspace)})
+    server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "config.txt"}, "c1")]))
+    chat(qtbot, window, server, "read config.txt", "Read it.")
+    tool = window.transcript.tool_rows()[0]
+    menu = tool.widget.pin_menu()
+    assert menu is not None
+    [action] = menu.actions()
+    assert action.text().startswith("Pin")
+    action.trigger()
+    qtbot.waitUntil(lambda: tool.pinned, timeout=5000)
+    assert tool.pin_tag.isVisibleTo(tool.widget)
+    [unpin] = tool.widget.pin_menu().actions()
+    assert unpin.text() == "Unpin"

@@ -142,7 +142,8 @@ class Compactor:
         self.summary_edits = SummaryEdits(
             history=history, transcript=transcript, record=record, emit=emit,
             unchanged=lambda: self.unchanged_since_compaction,
-            rewritten=self._summary_rewritten, usage=usage,
+            rewritten=self._summary_rewritten, usage=usage, count=counter.count,
+            budget=self.budget,
         )
 
     # ------------------------------------------------------------------ figures
