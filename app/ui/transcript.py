@@ -313,7 +313,8 @@ class TranscriptView(VirtualRowArea):
                 if getattr(message, "role", None) == "user" and message.text in still_seen:
                     continue
                 if message.pin_key and message.pin_key in event.carried_pins:
-                    continue  # pinned: carried verbatim before the summary
+                    other.set_in_context(True)  # pinned: carried verbatim before the summary
+                    continue
                 other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:

@@ -156,3 +156,26 @@ def test_a_tool_output_is_pinned_from_the_rows_context_menu(
     assert tool.pin_tag.isVisibleTo(tool.widget)
     [unpin] = tool.widget.pin_menu().actions()
     assert unpin.text() == "Unpin"
+
+
+def test_a_reply_pinned_after_it_left_the_view_comes_back_at_the_next_compaction(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "q1", "the answer worth keeping")
+    compact(qtbot, window, server, "S1")
+    reply = window.transcript.message_rows("assistant")[0]
+    assert not reply.in_context
+    qtbot.mouseClick(reply.pin_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: reply.pinned, timeout=5000)
+    assert "from the next compaction on" in reply.pin_tag.toolTip()
+    assert not reply.in_context  # the model does not see it yet: the row says so
+    chat(qtbot, window, server, "q2")
+    marker = compact(qtbot, window, server, "S2")
+    assert reply.in_context and not reply.context_tag.isVisibleTo(reply.widget)
+    view = [e.text for e in window.session.context_view()]
+    assert view.index("the answer worth keeping") == view.index(f"{PREFIX}\nS2") - 1
+    # Undo of that compaction: the model no longer sees it, and the row says so again.
+    qtbot.mouseClick(marker.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: marker.state == "undone", timeout=5000)
+    assert not reply.in_context and reply.pinned
