@@ -21,7 +21,6 @@ Target: what Coco adds ≤ 25 ms, for each strategy.
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
