@@ -3,9 +3,11 @@
 Compaction rewrites the history, never this. Entries are plain dicts so a front end can render
 a resumed session without knowing the rollout format:
 
-- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}``
+- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}`` (``"pinned": key``
+  while the user has it pinned, see ``pins``)
 - ``{"kind": "compaction", **CompactionMarker.record(), "undone": bool, "in_view": [str]}``
-  (the marker's fields, named once in ``protocol.CompactionMarker``)
+  (the marker's fields, named once in ``protocol.CompactionMarker``; ``summary_edited`` and
+  ``summary_undoable`` once the user edited its summary, see ``summary_edit``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
 
 ``entries()`` adds ``in_context``: True for what the model still sees (everything below the
