@@ -293,6 +293,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.banner)
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
+        self.transcript.op_requested.connect(self.controller.submit)
         self.transcript.retry_requested.connect(self.controller.retry_turn)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
@@ -474,7 +475,7 @@ class MainWindow(QMainWindow):
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if event.type in ("turn_complete", "context_compacted", "compaction_undone",
-                          "session_configured") or (
+                          "session_configured", "item_pinned", "summary_edited") or (
             # The message just sent is in the history while the reply streams.
             event.type == "item_completed"
             and event.item.kind in ("user_message", "function_call_output")

@@ -24,8 +24,10 @@ from ..items import (
     message_text,
     new_id,
 )
+from ..pins import Carried, Pins, carry
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice
+from ..summary_edit import SummaryEdits
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
@@ -77,6 +79,7 @@ class _Result:
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None
+    carried_pins: list[str] | None = None
 
 
 class Compactor:
@@ -135,6 +138,16 @@ class Compactor:
         # Background lines said while a compaction runs: shown at once, recorded after its
         # marker (or its failure), where the window drew them live (below the running marker).
         self._held_notes: list[str] | None = None
+        self.pins = Pins(
+            transcript=transcript, history=history, count_item=counter.count_item,
+            budget=self.budget, record=record, emit=emit,
+        )
+        self.summary_edits = SummaryEdits(
+            history=history, transcript=transcript, record=record, emit=emit,
+            unchanged=lambda: self.unchanged_since_compaction,
+            rewritten=self._summary_rewritten, usage=usage, count=counter.count,
+            budget=self.budget,
+        )
 
     # ------------------------------------------------------------------ figures
 
@@ -244,9 +257,12 @@ class Compactor:
         started: float,
         incoming: int,
     ) -> bool:
+        carried = self.pins.carried(budget)
+        # The pins' room is reserved before the path runs: it builds the rest to fit beside them.
+        path_budget = self.budget(incoming + carried.tokens) if carried.pins else budget
         try:
             result = await self._run_path(
-                turn_id, trigger, history, counts, budget, focus=focus, model=model
+                turn_id, trigger, history, counts, path_budget, focus=focus, model=model
             )
         except ContextTooLarge:
             # Spec section 3 step 4: nothing left to trim means the context is full.
@@ -269,6 +285,7 @@ class Compactor:
             return False
         if result is None:
             return False
+        self._carry_pins(turn_id, result, carried)
         new_items = [*result.items, *tail]
         # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
         self._apply(
@@ -301,7 +318,7 @@ class Compactor:
             item_id,
             "server",
             _Result(strategy="remote", items=[item], remote_form="server"),
-            [item],
+            carry([item], self.pins.carried(self.budget()).items),
             before=self._history.snapshot(),
             tokens_before=self._usage(),
             started=time.monotonic(),
@@ -370,7 +387,8 @@ class Compactor:
         if budget.history_room is None:
             return None
         found = prune_tool_outputs(
-            history, counts.every(), count_item=self._counter.count_item
+            history, counts.every(), count_item=self._counter.count_item,
+            keep=self.pins.call_ids(),
         )
         if found is None:
             return None
@@ -670,6 +688,7 @@ class Compactor:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
+            carried_pins=result.carried_pins or self.pins.present(new_items),
         )
         try:
             self._record(
@@ -706,6 +725,29 @@ class Compactor:
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
             self._emit(p.Warning(message=text))
+
+    def _carry_pins(self, turn_id: str, result: _Result, carried: Carried) -> None:
+        """Pinned messages go verbatim just before the summary (pruning left them in place);
+        a pin the room could not hold this time is said, by its size."""
+        if result.strategy != "prune":
+            result.items = carry(result.items, carried.items)
+            result.carried_pins = carried.keys
+        for pin in carried.left_out:
+            self._say(
+                turn_id,
+                f"A pinned message (about {pin.tokens:,} tokens) did not fit the room this "
+                "compaction had for pins and was left out of the model's view this time; it "
+                "stays pinned.",
+            )
+
+    def _summary_rewritten(self, unchanged: bool, live: bool) -> None:
+        """The summary was edited: not growth, so the loop guard still sees the history as
+        the compaction left it; the usage is estimated anew."""
+        if unchanged:
+            self.compacted_version = self._history.version
+        self._usage_reset()
+        if live:
+            self._emit_usage()
 
     def _after_notes(
         self, result: _Result, before: int, after: int, freed_share: float
