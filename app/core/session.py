@@ -24,6 +24,7 @@ from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import NOTHING_NEW, Compactor
 from .config import CoreConfig
+from .config_change import describe_config_change
 from .event_stream import EventStream
 from .history import ContextHistory
 from .history_repair import pair_tool_calls
@@ -42,6 +43,7 @@ from .items import (
     new_id,
     user_message,
 )
+from .pins import PIN_RECORD
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
@@ -65,6 +67,7 @@ from .secrets import redact_url
 from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
 from .session_lock import SessionInUse
 from .sessions import forget_open, track_open
+from .summary_edit import SUMMARY_EDIT_RECORD
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
 from .transcript import ENDED_KIND, Transcript
@@ -98,22 +101,6 @@ class ReadOnlySession(Exception):
 STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
 
 
-
-def describe_config_change(old: CoreConfig, new: CoreConfig) -> str:
-    """What a settings change means for the conversation, in words ("" when nothing the
-    session uses changed): the model it continues with, or that the settings now apply."""
-    if (old.model, old.base_url, old.wire_api) != (new.model, new.base_url, new.wire_api):
-        if new.demo_hints:
-            where = " (the offline demo model)"
-        else:
-            server = new.provider_name or redact_url(
-                new.base_url, [new.api_key.get_secret_value()]
-            )
-            where = f" on {server}"
-        return f"This conversation continues with {new.model}{where}."
-    if old != new:
-        return "Settings applied to this session."
-    return ""
 
 OUTPUT_LIMIT_WARNING = "The reply stopped at the model's output limit, so it may be cut short."
 
@@ -260,6 +247,7 @@ class Session:
                     tokens=count,
                     is_summary=is_summary_message(item),
                     injected=is_injected_context(item),
+                    pinned=self._compactor.pins.holds(item),
                     text=readable,
                 )
             )
@@ -339,6 +327,10 @@ class Session:
             self._apply_config(op.config)
         elif isinstance(op, p.RetryTurn):
             self._retry_turn()
+        elif isinstance(op, p.PinItem):
+            self._compactor.pins.handle(op)
+        elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
+            self._compactor.summary_edits.handle(op, busy=self.busy)
 
     def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
         self._active_kind = kind
@@ -690,6 +682,10 @@ class Session:
             elif kind == "compaction_undone":
                 usage = None
                 self._restore_before_compaction()
+            elif kind == PIN_RECORD:
+                self._compactor.pins.replay(payload)
+            elif kind == SUMMARY_EDIT_RECORD:
+                self._compactor.summary_edits.replay(payload)
             elif kind == "history_replaced":
                 usage = None
                 replacement = payload.get("replacement_history")

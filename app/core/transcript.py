@@ -3,9 +3,11 @@
 Compaction rewrites the history, never this. Entries are plain dicts so a front end can render
 a resumed session without knowing the rollout format:
 
-- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}``
+- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}`` (``"pinned": key``
+  while the user has it pinned, see ``pins``)
 - ``{"kind": "compaction", **CompactionMarker.record(), "undone": bool, "in_view": [str]}``
-  (the marker's fields, named once in ``protocol.CompactionMarker``)
+  (the marker's fields, named once in ``protocol.CompactionMarker``; ``summary_edited`` and
+  ``summary_undoable`` once the user edited its summary, see ``summary_edit``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
 - ``{"kind": "compaction_ended", "item_id": str, "trigger": str, "status": str, "focus"?: str}``
 
@@ -89,6 +91,22 @@ class Transcript:
                 entry["undone"] = True
                 return
 
+    def item_entries(self) -> list[Entry]:
+        """The item entries themselves (not copies), in order: an item's place in this list is
+        how pins name it. Only the core's own modules mark them (``pinned``)."""
+        return [entry for entry in self._entries if entry["kind"] == "item"]
+
+    def compaction_entry(self, item_id: str) -> Entry | None:
+        """The entry of compaction ``item_id`` itself (summary edits update it)."""
+        for entry in reversed(self._entries):
+            if entry["kind"] == "compaction" and entry.get("item_id") == item_id:
+                return entry
+        return None
+
+    def latest_compaction_entry(self) -> Entry | None:
+        index = self.latest_compaction_index()
+        return self._entries[index] if index >= 0 else None
+
     def latest_compaction_index(self) -> int:
         for index in range(len(self._entries) - 1, -1, -1):
             entry = self._entries[index]
@@ -101,16 +119,23 @@ class Transcript:
         messages the history holds now). The copy is one level deep: items
         inside are shared and must be treated as read-only (the core never mutates them)."""
         boundary = self.latest_compaction_index()
+        carried = frozenset(self._entries[boundary].get("carried_pins") or []) if boundary >= 0 else ()
         return [
-            {**entry, "in_context": self._in_context(index, entry, boundary, in_view)}
+            {**entry, "in_context": self._in_context(index, entry, boundary, in_view, carried)}
             for index, entry in enumerate(self._entries)
         ]
 
     @staticmethod
-    def _in_context(index: int, entry: Entry, boundary: int, in_view: frozenset[str]) -> bool:
+    def _in_context(
+        index: int,
+        entry: Entry,
+        boundary: int,
+        in_view: frozenset[str],
+        carried: frozenset[str] | tuple[()] = (),
+    ) -> bool:
         if entry.get("not_sent"):
             return False
-        if index > boundary:
+        if index > boundary or (entry.get("pinned") and entry["pinned"] in carried):
             return True
         # Above the latest compaction, a user message it kept verbatim (or left out and put
         # back after the summary) is still what the model sees.

@@ -12,7 +12,15 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .format import (
     REMOTE_FORM_TEXT,
@@ -43,9 +51,9 @@ class CompactionRow(TranscriptRow):
     (expandable), and Undo while the core still allows it."""
 
     __slots__ = (
-        "automatic", "dimmed", "expanded", "figures", "figures_tip", "focus", "freed_little",
-        "info", "item_id", "retryable", "started", "state", "strategy", "summary", "title",
-        "undoable",
+        "automatic", "dimmed", "edit_undoable", "editable", "edited", "expanded", "figures",
+        "figures_tip", "focus", "freed_little", "info", "item_id", "retryable", "started",
+        "state", "strategy", "summary", "title", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -67,6 +75,11 @@ class CompactionRow(TranscriptRow):
         self.figures_tip = ""
         self.info = ""
         self.expanded = False
+        # The summary the model reads in place of the old history can be edited (the latest
+        # compaction's, written by Coco), was edited, and the edit can be undone.
+        self.editable = False
+        self.edited = False
+        self.edit_undoable = False
 
     # -- state ------------------------------------------------------------------------------
 
@@ -126,6 +139,7 @@ class CompactionRow(TranscriptRow):
             info.append(_focus_words(marker.focus))
         self.info = " · ".join(info)
         self.undoable = undoable
+        self.editable = bool(marker.summary)
         self._changed()
 
     def set_undoable(self, undoable: bool) -> None:
@@ -134,9 +148,29 @@ class CompactionRow(TranscriptRow):
             self.undoable = undoable
             self._changed(resized=False)
 
+    def set_editable(self, editable: bool) -> None:
+        editable = editable and self.state == "done" and bool(self.summary)
+        if editable != self.editable:
+            self.editable = editable
+            self._changed(resized=False)
+
+    def set_summary(self, summary: str, *, edited: bool, undoable: bool) -> None:
+        """The core replaced the summary the model reads (an edit, or its undo)."""
+        self.summary = summary
+        self.edited = edited
+        self.edit_undoable = undoable
+        self._changed()
+
+    def request_edit(self, text: str) -> None:
+        self._host.request_summary_edit(self.item_id, text)
+
+    def request_undo_edit(self) -> None:
+        self._host.request_summary_edit(self.item_id, None)
+
     def mark_undone(self) -> None:
         self.state = "undone"
         self.undoable = False
+        self.editable = False
         self.title = "Compaction undone · the history is back to what it was before"
         with self._host.hold():
             for row, previous in self.dimmed:
@@ -201,6 +235,22 @@ class CompactionRow(TranscriptRow):
         return self.widget.retry_button  # type: ignore[no-any-return]
 
     @property
+    def edit_button(self) -> QToolButton:
+        return self.widget.edit_button  # type: ignore[no-any-return]
+
+    @property
+    def undo_edit_button(self) -> QToolButton:
+        return self.widget.undo_edit_button  # type: ignore[no-any-return]
+
+    @property
+    def edited_label(self) -> QLabel:
+        return self.widget.edited_label  # type: ignore[no-any-return]
+
+    def open_editor(self) -> SummaryEditDialog:
+        """The dialog that edits this marker's summary (what the Edit button opens)."""
+        return self.widget.open_editor()  # type: ignore[no-any-return]
+
+    @property
     def spinner(self) -> Spinner:
         return self.widget.spinner  # type: ignore[no-any-return]
 
@@ -257,6 +307,29 @@ class CompactionRowWidget(RowWidget):
         self.retry_button.clicked.connect(row.request_compact)
         header.addWidget(self.retry_button)
         self._outer.addLayout(header)
+        edits = QHBoxLayout()
+        edits.setSpacing(6)
+        self.edited_label = muted_label("· summary edited by you")
+        self.edited_label.setAccessibleName("Summary edited")
+        edits.addWidget(self.edited_label)
+        edits.addStretch(1)
+        self.edit_button = tool_button(
+            "rename", "See and edit the summary the model reads in place of the old history",
+            "Edit summary", text="Edit summary…",
+        )
+        self.edit_button.clicked.connect(self.open_editor)
+        edits.addWidget(self.edit_button)
+        self.undo_edit_button = tool_button(
+            "undo", "Put back the summary as it was before your last edit", "Undo summary edit",
+            text="Undo edit",
+        )
+        self.undo_edit_button.clicked.connect(row.request_undo_edit)
+        edits.addWidget(self.undo_edit_button)
+        self._edits = QWidget(self)
+        self._edits.setLayout(edits)
+        edits.setContentsMargins(0, 0, 0, 0)
+        self._outer.addWidget(self._edits)
+        self.editor: SummaryEditDialog | None = None
 
         self.figures_label = QLabel()
         self.figures_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -303,6 +376,11 @@ class CompactionRowWidget(RowWidget):
         )
         self.undo_button.setVisible(row.undoable)
         self.retry_button.setVisible(row.retryable)
+        editing = row.editable and row.state == "done"
+        self.edited_label.setVisible(row.edited)
+        self.edit_button.setVisible(editing)
+        self.undo_edit_button.setVisible(editing and row.edit_undoable)
+        self._edits.setVisible(row.edited or editing)
         expanded = row.expanded
         if expanded and self._summary_shown != row.summary:
             # The summary is rendered the first time it is shown.
@@ -317,6 +395,51 @@ class CompactionRowWidget(RowWidget):
         self.summary_button.setIcon(icon("chevron-down" if expanded else "chevron-right"))
         if self.summary_button.isChecked() != expanded:
             self.summary_button.setChecked(expanded)
+
+
+    def open_editor(self) -> SummaryEditDialog:
+        """Open (or bring back) the dialog editing this marker's summary."""
+        if self.editor is None:
+            self.editor = SummaryEditDialog(self.marker, self.window())
+            self.editor.finished.connect(self._editor_closed)
+        self.editor.open()
+        return self.editor
+
+    def _editor_closed(self) -> None:
+        self.editor = None
+
+
+class SummaryEditDialog(QDialog):
+    """What the model reads in place of the history this compaction replaced, editable: Save
+    sends the edit to the core (which replaces the summary and says so on the marker)."""
+
+    def __init__(self, row: CompactionRow, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.row = row
+        self.setWindowTitle("Summary the model reads")
+        self.setAccessibleName("Edit the compaction summary")
+        layout = QVBoxLayout(self)
+        note = QLabel(
+            "The model reads this in place of the conversation this compaction replaced. "
+            "Correct it or add what it missed; Undo edit on the marker puts it back."
+        )
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        self.text_edit = QPlainTextEdit(self)
+        self.text_edit.setAccessibleName("Summary text")
+        self.text_edit.setPlainText(row.summary)
+        layout.addWidget(self.text_edit, 1)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(640, 420)
+
+    def accept(self) -> None:
+        self.row.request_edit(self.text_edit.toPlainText())
+        super().accept()
 
 
 def _room_note(marker: CompactionMarker) -> str:

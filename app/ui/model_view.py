@@ -43,6 +43,8 @@ def describe_entry(entry: p.ContextEntry) -> dict[str, Any]:
         label = "context"
     elif entry.kind in ("compaction", "compaction_summary"):
         label = "compaction (encrypted)"
+    if entry.pinned:
+        label = f"{label} · pinned"
     preview = entry.text
     if not preview and entry.kind in ("compaction", "compaction_summary", "reasoning"):
         preview = "(opaque, replayed as is)"

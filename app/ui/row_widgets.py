@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from .markdown_document import MarkdownDocument
 
 DIM_OPACITY = 0.5
+PIN_TIP = (
+    "Pin: the model keeps this verbatim through every compaction, before the summary"
+)
+UNPIN_TIP = "Unpin: a compaction may summarise it like any other message"
 LABEL_RUN = 200  # a label's runs without whitespace get break opportunities past this
 
 
@@ -99,6 +104,50 @@ class RowWidget(QFrame):
         self.context_tag.setAccessibleName("Not in the model's context")
         self.context_tag.hide()
         self._dimmed = False
+        self.pin_tag: QLabel | None = None
+        self.pin_button: QToolButton | None = None
+
+    def add_pin_controls(self, header: QHBoxLayout, what: str) -> None:
+        """The "pinned" tag and the Pin button of a row the user can pin (``what``: the
+        message or the tool output, for the accessible names)."""
+        self.pin_tag = muted_label("· pinned")
+        self.pin_tag.setAccessibleName(f"Pinned {what}")
+        self.pin_tag.hide()
+        header.addWidget(self.pin_tag)
+        self.pin_button = tool_button("pin", PIN_TIP, f"Pin {what}")
+        self.pin_button.clicked.connect(lambda: self.row.request_pin(not self.row.pinned))
+        header.addWidget(self.pin_button)
+
+    def sync_pin(self, offered: bool = True) -> None:
+        """Show whether the core holds this row pinned (the tag, the button's action)."""
+        if self.pin_tag is None or self.pin_button is None:
+            return
+        pinned = self.row.pinned
+        self.pin_tag.setVisible(pinned)
+        self.pin_tag.setToolTip(self.row.pin_note)
+        self.pin_button.setVisible(offered or pinned)
+        self.pin_button.setToolTip(UNPIN_TIP if pinned else PIN_TIP)
+        name = self.pin_button.accessibleName().split(" ", 1)[-1]
+        self.pin_button.setAccessibleName(f"{'Unpin' if pinned else 'Pin'} {name}")
+
+    def pin_menu(self) -> QMenu | None:
+        """The context menu of a row the user can pin: Pin, or Unpin (None for other rows)."""
+        if self.pin_button is None or self.pin_button.isHidden():
+            return None
+        menu = QMenu(self)
+        pinned = self.row.pinned
+        action = menu.addAction("Unpin" if pinned else "Pin (keep verbatim through compactions)")
+        action.triggered.connect(lambda: self.row.request_pin(not pinned))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """Right-click on a row the user can pin offers Pin (or Unpin)."""
+        menu = self.pin_menu()
+        if menu is None:
+            super().contextMenuEvent(event)
+            return
+        menu.exec(event.globalPos())
+        menu.deleteLater()
 
     def finish(self) -> None:
         """Apply the row's state (end of every subclass's constructor)."""
@@ -176,6 +225,7 @@ class MessageRowWidget(RowWidget):
         self.status_label.hide()
         header.addWidget(self.status_label)
         header.addStretch(1)
+        self.add_pin_controls(header, f"{who.lower()} message")
         self.copy_button = tool_button(
             "copy", "Copy this message as Markdown", f"Copy {who.lower()} message"
         )
@@ -217,6 +267,7 @@ class MessageRowWidget(RowWidget):
         elif row.streaming:
             self.status_label.setText("· writing…")
         self.status_label.setVisible(row.interrupted or row.streaming)
+        self.sync_pin(offered=not row.streaming and bool(row.item_id))
 
 
 class SegmentWidget(RowWidget):
@@ -284,6 +335,7 @@ class ExpandableRowWidget(RowWidget):
         header.addWidget(self.context_tag)
         self.status_label = muted_label("")
         header.addWidget(self.status_label)
+        self.header = header
         self._outer.addLayout(header)
         self.details = QWidget(self)
         self.details_layout = QVBoxLayout(self.details)
@@ -318,6 +370,7 @@ class ToolRowWidget(ExpandableRowWidget):
         self.details_layout.addWidget(self.arguments_label)
         self.output_caption = muted_label("Output")
         self.output_label = _code_label("")
+        self.add_pin_controls(self.header, "tool output")
         self.details_layout.addWidget(self.output_caption)
         self.details_layout.addWidget(self.output_label)
         self._shown: tuple[str, str | None] | None = None
@@ -327,6 +380,7 @@ class ToolRowWidget(ExpandableRowWidget):
         super().sync()
         row = self.tool
         self.status_label.setText(row.status_text)
+        self.sync_pin(offered=row.output is not None)
         if self._shown != (row.arguments, row.output):
             self._shown = (row.arguments, row.output)
             self.detail_label.setText(one_line(row.arguments))

@@ -25,14 +25,17 @@ from ..items import (
     message_text,
     new_id,
 )
+from ..pins import Carried, Pins, carry
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice
+from ..summary_edit import SummaryEdits
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
+from .counting import CountMemo
 from .failure import Ended, ended_record, fail_fast, failure_text, server_unreachable
 from .fit import fit_items
-from .local import COMPACTION_HEADERS, ContextTooLarge, LocalCompaction
+from .local import COMPACTION_HEADERS, ContextTooLarge, ItemCounts, LocalCompaction
 from .policy import auto_compact_limit, context_window
 from .prompts import build_prompt, is_summary_message, summary_prefix, summary_text
 from .prune import prune_tool_outputs
@@ -41,7 +44,8 @@ from .rebuild import (
     build_compacted_history,
     filter_remote_output,
     real_user_messages,
-    select_kept_messages,
+    real_user_messages_newest_first,
+    select_kept_newest_first,
 )
 from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
@@ -80,6 +84,7 @@ class _Result:
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None
+    carried_pins: list[str] | None = None
 
 
 class Compactor:
@@ -112,6 +117,7 @@ class Compactor:
         self._history = history
         self._transcript = transcript
         self._counter = counter
+        self._counts = CountMemo(counter)  # one compaction's counts (see counting.py)
         self._config = config
         self._provider = provider
         self._tool_specs = tool_specs
@@ -139,6 +145,16 @@ class Compactor:
         self._held_notes: list[str] | None = None
         # The compaction running now: (turn id, item id, trigger, focus), until it ends.
         self._running: tuple[str, str, p.Trigger, str | None] | None = None
+        self.pins = Pins(
+            transcript=transcript, history=history, count_item=counter.count_item,
+            budget=self.budget, record=record, emit=emit,
+        )
+        self.summary_edits = SummaryEdits(
+            history=history, transcript=transcript, record=record, emit=emit,
+            unchanged=lambda: self.unchanged_since_compaction,
+            rewritten=self._summary_rewritten, usage=usage, count=counter.count,
+            budget=self.budget,
+        )
 
     # ------------------------------------------------------------------ figures
 
@@ -205,13 +221,23 @@ class Compactor:
         tokens_before = self._usage()
         before = self._history.snapshot()
         everything = list(self._history.raw_items())  # shallow: items are immutable
-        all_counts = self._history.item_tokens()
         cut = len(everything) - held_out
-        history, counts, tail = everything[:cut], all_counts[:cut], everything[cut:]
-        incoming = sum(all_counts[cut:])
+        history, tail = everything[:cut], everything[cut:]
+        incoming = self._history.tokens_from(cut)
+        # Per-item counts only when a step needs them: a resumed history counts its items
+        # lazily, and tokenising all of a long one took longer than the whole compaction.
+        known = self._history.known_item_tokens()[:cut]
+        total = sum(t for t in known if t > 0)
+        if any(t < 0 for t in known):
+            # Not all counted: what the server last reported covers the rest.
+            total = max(total, tokens_before - incoming - self._history.fixed_tokens)
+        counts = ItemCounts(
+            total=total, known=known, every=lambda: self._history.item_tokens()[:cut]
+        )
         budget = self.budget(incoming)
         self._held_notes = []
         self._running = (turn_id, item_id, trigger, focus)
+        self._counts = CountMemo(self._counter)
         try:
             applied = await self._run_and_apply(
                 turn_id, item_id, trigger, history, counts, tail, budget,
@@ -227,6 +253,7 @@ class Compactor:
         finally:
             self._running = None
             self._record_held_notes()
+            self._counts = CountMemo(self._counter)
 
     async def _run_and_apply(
         self,
@@ -234,7 +261,7 @@ class Compactor:
         item_id: str,
         trigger: p.Trigger,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         tail: list[Item],
         budget: CompactionBudget,
         *,
@@ -245,9 +272,12 @@ class Compactor:
         started: float,
         incoming: int,
     ) -> bool:
+        carried = self.pins.carried(budget)
+        # The pins' room is reserved before the path runs: it builds the rest to fit beside them.
+        path_budget = self.budget(incoming + carried.tokens) if carried.pins else budget
         try:
             result = await self._run_path(
-                turn_id, trigger, history, counts, budget, focus=focus, model=model
+                turn_id, trigger, history, counts, path_budget, focus=focus, model=model
             )
         except ContextTooLarge:
             # Spec section 3 step 4: nothing left to trim means the context is full.
@@ -268,6 +298,7 @@ class Compactor:
             return False
         if result is None:
             return False
+        self._carry_pins(turn_id, result, carried)
         new_items = [*result.items, *tail]
         # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
         self._apply(
@@ -300,7 +331,7 @@ class Compactor:
             item_id,
             "server",
             _Result(strategy="remote", items=[item], remote_form="server"),
-            [item],
+            carry([item], self.pins.carried(self.budget()).items),
             before=self._history.snapshot(),
             tokens_before=self._usage(),
             started=time.monotonic(),
@@ -314,7 +345,7 @@ class Compactor:
         turn_id: str,
         trigger: p.Trigger,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         budget: CompactionBudget,
         *,
         focus: str | None,
@@ -365,11 +396,14 @@ class Compactor:
         return result
 
     def _prune(
-        self, history: list[Item], counts: list[int], budget: CompactionBudget
+        self, history: list[Item], counts: ItemCounts, budget: CompactionBudget
     ) -> _Result | None:
         if budget.history_room is None:
             return None
-        found = prune_tool_outputs(history, counts, count_item=self._counter.count_item)
+        found = prune_tool_outputs(
+            history, counts.every(), count_item=self._counter.count_item,
+            keep=self.pins.call_ids(),
+        )
         if found is None:
             return None
         pruned, new_counts = found
@@ -442,9 +476,11 @@ class Compactor:
         # The new history as Codex builds it: kept user messages from Coco's own history, the
         # context before the last of them, the compaction item last.
         count, context_tokens = self._kept_counting(budget, context)
-        item_tokens = self._counter.count_item(compaction)
-        kept, truncated = select_kept_messages(
-            real_user_messages(history), budget.kept_budget(item_tokens, context_tokens), count
+        item_tokens = self._counts.count_item(compaction)
+        kept, truncated = select_kept_newest_first(
+            real_user_messages_newest_first(history),
+            budget.kept_budget(item_tokens, context_tokens),
+            count,
         )
         items = assemble(kept, compaction, context)
         return _Result(
@@ -482,14 +518,14 @@ class Compactor:
         shrunk = None
         room = budget.history_room
         if room is not None:
-            item_counts = [self._counter.count_item(item) for item in items]
+            item_counts = [self._counts.count_item(item) for item in items]
             fitted = fit_items(
                 items,
                 item_counts,
                 room,
                 protect=lambda item: is_compaction_item(item) or item in context,
-                count=self._counter.count,
-                count_item=self._counter.count_item,
+                count=self._counts.count,
+                count_item=self._counts.count_item,
             )
             if fitted.dropped or fitted.truncated:
                 shrunk = {
@@ -512,8 +548,8 @@ class Compactor:
         """How kept user messages are counted, and what the context blocks take: Coco's counter
         when the window sizes the budget; with no window to size from, Codex's rule (its
         20 000 tokens of bytes / 4)."""
-        count = self._counter.count if budget.target is not None else approx_tokens
-        return count, sum(self._counter.count_item(item) for item in context)
+        count = self._counts.count if budget.target is not None else approx_tokens
+        return count, sum(self._counts.count_item(item) for item in context)
 
     def _headers(self) -> dict[str, str] | None:
         return COMPACTION_HEADERS if self._config().demo_hints else None
@@ -522,7 +558,7 @@ class Compactor:
         self,
         turn_id: str,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         budget: CompactionBudget,
         context: list[Item],
         focus: str | None,
@@ -637,7 +673,7 @@ class Compactor:
             )
             self._say(turn_id, message)
         previous = (self.compacted_version, self.post_compaction_usage)
-        self._history.replace(new_items)
+        self._history.replace(new_items, [self._counts.count_item(item) for item in new_items])
         self.compacted_version = self._history.version
         self._usage_reset()
         tokens_after = self._usage()
@@ -668,6 +704,7 @@ class Compactor:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
+            carried_pins=result.carried_pins or self.pins.present(new_items),
         )
         try:
             self._record(
@@ -704,6 +741,29 @@ class Compactor:
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
             self._emit(p.Warning(message=text))
+
+    def _carry_pins(self, turn_id: str, result: _Result, carried: Carried) -> None:
+        """Pinned messages go verbatim just before the summary (pruning left them in place);
+        a pin the room could not hold this time is said, by its size."""
+        if result.strategy != "prune":
+            result.items = carry(result.items, carried.items)
+            result.carried_pins = carried.keys
+        for pin in carried.left_out:
+            self._say(
+                turn_id,
+                f"A pinned message (about {pin.tokens:,} tokens) did not fit the room this "
+                "compaction had for pins and was left out of the model's view this time; it "
+                "stays pinned.",
+            )
+
+    def _summary_rewritten(self, unchanged: bool, live: bool) -> None:
+        """The summary was edited: not growth, so the loop guard still sees the history as
+        the compaction left it; the usage is estimated anew."""
+        if unchanged:
+            self.compacted_version = self._history.version
+        self._usage_reset()
+        if live:
+            self._emit_usage()
 
     def _after_notes(
         self, result: _Result, before: int, after: int, freed_share: float
