@@ -297,6 +297,17 @@ class CompactionUndone(_Event):
     tokens: int
 
 
+class CompactionEnded(_Event):
+    """A compaction ended without changing anything: ``failed`` (its error is said beside it)
+    or ``stopped`` by the user; ``focus`` is the one it was asked for (to try it again)."""
+
+    type: Literal["compaction_ended"] = "compaction_ended"
+    turn_id: str | None = None
+    item_id: str
+    status: Literal["failed", "stopped"]
+    focus: str | None = None
+
+
 class Background(_Event):
     type: Literal["background"] = "background"
     turn_id: str | None = None
@@ -440,6 +451,7 @@ Event = Annotated[
     | CompactionProgress
     | ContextCompacted
     | CompactionUndone
+    | CompactionEnded
     | Background
     | StreamError
     | StreamWaiting

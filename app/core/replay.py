@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import protocol as p
+from .compaction.failure import ended_events
 from .items import is_injected_context, item_type, message_text, new_id
+from .transcript import ENDED_KIND
 
 Entry = dict[str, Any]
 
@@ -28,6 +30,8 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
                 events.append(event)
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == ENDED_KIND:  # a compaction that failed or was stopped
+            events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
             events.append(p.Warning(message=str(entry.get("message", ""))))
         elif kind == "error":

@@ -22,7 +22,7 @@ from .compaction import policy
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
-from .compaction.runner import Compactor
+from .compaction.runner import NOTHING_NEW, Compactor
 from .config import CoreConfig
 from .config_change import describe_config_change
 from .event_stream import EventStream
@@ -70,7 +70,7 @@ from .sessions import forget_open, track_open
 from .summary_edit import SUMMARY_EDIT_RECORD
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
-from .transcript import Transcript
+from .transcript import ENDED_KIND, Transcript
 
 MAX_TOOL_ROUNDS = 64
 # A tool output is never cut below this many tokens, however small the window.
@@ -711,9 +711,8 @@ class Session:
                     self._transcript.add_error(
                         str(payload.get("message", "")), str(payload.get("details"))
                     )
-                elif event_kind in ("error", "warning", "background"):
-                    message = str(payload.get("message", ""))
-                    self._transcript.add_note(event_kind, message)
+                elif event_kind in ("error", "warning", "background", ENDED_KIND):
+                    message = self._transcript.add_recorded(payload)
                     if message.startswith(OUTPUT_LIMIT_WARNING):
                         self._said_output_limit = True
         if usage is not None:
@@ -803,13 +802,14 @@ class Session:
         """The turn failed with its message recorded: offer to run it again, when the message
         is still the last one the model would see."""
         self._retry_point = (turn_id, text)
-        if self._retry_refusal():
-            self._retry_point = None
+        refusal = self._retry_refusal()
+        if refusal:
+            self._forget_retry(refusal)
         else:
             self._emit(p.RetryAvailable(turn_id=turn_id))
 
     def _forget_retry(self, reason: str | None = None) -> None:
-        """A turn or a compaction starts: the failed turn can no longer be retried."""
+        """A turn starts: the failed turn can no longer be retried."""
         if self._retry_point is not None:
             self._retry_point = None
             self._emit(p.RetryAvailable(turn_id=None, reason=reason or "A newer turn started."))
@@ -1272,21 +1272,18 @@ class Session:
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
-        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             # Nothing to do is information, not a failure: said as a background line.
-            if len(self._history) == 0:
-                self._emit(p.Background(turn_id=turn_id, message="Nothing to compact yet."))
-            elif self._compactor.unchanged_since_compaction:
-                self._emit(
-                    p.Background(
-                        turn_id=turn_id,
-                        message="Nothing new to compact since the last compaction.",
-                    )
-                )
-            elif not await self._compactor.run(turn_id, "manual", focus=focus):
-                status = "failed"
+            unchanged = self._compactor.unchanged_since_compaction
+            if len(self._history) == 0 or (unchanged and not focus):
+                said = "Nothing to compact yet." if not unchanged else NOTHING_NEW
+                self._emit(p.Background(turn_id=turn_id, message=said))
+            else:  # a focus right after a compaction: summarise the same history again
+                if unchanged and self._compactor.undo.item_id:
+                    self._undo_compaction()  # from the full history, not from the summary
+                if not await self._compactor.run(turn_id, "manual", focus=focus, force=True):
+                    status = "failed"
         except asyncio.CancelledError:
             status = "aborted"
         except STORAGE_ERRORS as exc:
@@ -1295,6 +1292,8 @@ class Session:
         finally:
             self._finish_turn()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
+        if self._retry_point is not None:  # a failed message survives a compaction that kept it
+            self._offer_retry(*self._retry_point)
 
     def _restore_before_compaction(self) -> str | None:
         """Undo the last compaction in memory: the history before it, then what came after it.

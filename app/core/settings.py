@@ -313,8 +313,9 @@ def build_core_config(
     if settings.provider == "demo":
         if not demo_url:
             raise ValueError("The demo model is not running (no demo server address).")
-        fields.update(
-            base_url=demo_url, model=DEMO_MODEL, api_key=DEMO_API_KEY, wire_api="responses"
+        fields.update(  # offline: not even the tokenizer file is fetched (counts estimate)
+            base_url=demo_url, model=DEMO_MODEL, api_key=DEMO_API_KEY, wire_api="responses",
+            tokenizer_download=False,
         )
         if context_window is None:
             context_window = DEMO_CONTEXT_WINDOW

@@ -309,13 +309,17 @@ class _SharedEncodings:
         self.lock = threading.Lock()
         self.ready: dict[str, tiktoken.Encoding] = {}
         self.loading: dict[_LoadKey, _Load] = {}
+        # A download that failed (no network) is not tried again in this run: each session
+        # opened would otherwise wait on it anew. The cached file is still looked for.
+        self.download_failed = False
 
     def get_or_start(
         self, spec: _EncodingSpec, folder: Path, allow_download: bool
     ) -> tiktoken.Encoding | _Load:
         """The loaded encoding, or the (possibly just started) load that will produce it."""
-        key: _LoadKey = (spec.name, str(folder), allow_download)
         with self.lock:
+            allow_download = allow_download and not self.download_failed
+            key: _LoadKey = (spec.name, str(folder), allow_download)
             encoding = self.ready.get(spec.name)
             if encoding is not None:
                 return encoding
@@ -340,6 +344,8 @@ class _SharedEncodings:
         except Exception as exc:  # noqa: BLE001 - any failure just means "estimate instead"
             log.info("exact token counts unavailable (%s): %s", spec.name, exc)
             encoding = None
+            if allow_download and isinstance(exc, OSError):  # no network (URLError is one)
+                self.download_failed = True
         with self.lock:
             if encoding is not None:
                 self.ready.setdefault(spec.name, encoding)

@@ -9,6 +9,7 @@ a resumed session without knowing the rollout format:
   (the marker's fields, named once in ``protocol.CompactionMarker``; ``summary_edited`` and
   ``summary_undoable`` once the user edited its summary, see ``summary_edit``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
+- ``{"kind": "compaction_ended", "item_id": str, "trigger": str, "status": str, "focus"?: str}``
 
 ``entries()`` adds ``in_context``: True for what the model still sees (everything below the
 latest compaction that was not undone, and user messages above it that the history still
@@ -21,6 +22,9 @@ from typing import Any
 
 from .items import Item, is_injected_context, is_message, message_text
 from .protocol import CompactionMarker
+
+# A compaction that ended without compacting (failed or stopped): see ``compaction.failure``.
+ENDED_KIND = "compaction_ended"
 
 Entry = dict[str, Any]
 
@@ -54,6 +58,16 @@ class Transcript:
 
     def add_note(self, kind: str, message: str) -> None:
         self._entries.append({"kind": kind, "message": message})
+
+    def add_recorded(self, payload: dict[str, Any]) -> str:
+        """An ``event`` record worth showing again (a note, or a compaction that ended
+        without compacting: ``compaction.failure``); its message ("" when it has none)."""
+        message = str(payload.get("message", ""))
+        if payload.get("kind") == ENDED_KIND:
+            self._entries.append(dict(payload))
+        else:
+            self.add_note(str(payload.get("kind")), message)
+        return message
 
     def add_error(self, message: str, details: str) -> None:
         """An error note with its technical detail (replayed with it)."""

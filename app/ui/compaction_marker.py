@@ -52,8 +52,8 @@ class CompactionRow(TranscriptRow):
 
     __slots__ = (
         "automatic", "dimmed", "edit_undoable", "editable", "edited", "expanded", "figures",
-        "figures_tip", "freed_little", "info", "item_id", "started", "state", "strategy",
-        "summary", "title", "undoable",
+        "figures_tip", "focus", "freed_little", "info", "item_id", "retryable", "started",
+        "state", "strategy", "summary", "title", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -62,6 +62,8 @@ class CompactionRow(TranscriptRow):
         self.state = "running"  # running | done | undone | stopped
         self.automatic = automatic
         self.undoable = False
+        self.retryable = False  # a failed compaction the user can run again (live only)
+        self.focus: str | None = None  # the focus it was asked for, to run it again with
         self.freed_little = False
         self.summary = ""
         self.strategy = ""
@@ -115,11 +117,7 @@ class CompactionRow(TranscriptRow):
         )
         info: list[str] = []
         if marker.kept_user_messages:
-            noun = "message" if marker.kept_user_messages == 1 else "messages"
-            kept = f"{marker.kept_user_messages} recent user {noun} kept verbatim"
-            if marker.kept_truncated:
-                kept += " (the oldest one shortened)"
-            info.append(kept)
+            info.append(_kept_words(marker.kept_user_messages, marker.kept_truncated))
         if marker.trimmed_items:
             info.append(
                 f"{marker.trimmed_items} older item(s) trimmed to fit the compaction request"
@@ -138,7 +136,7 @@ class CompactionRow(TranscriptRow):
         if marker.style == "checkpoint":
             info.append("checkpoint summary")
         if marker.focus:
-            info.append(f"focus: {marker.focus}")
+            info.append(_focus_words(marker.focus))
         self.info = " · ".join(info)
         self.undoable = undoable
         self.editable = bool(marker.summary)
@@ -174,8 +172,9 @@ class CompactionRow(TranscriptRow):
         self.undoable = False
         self.editable = False
         self.title = "Compaction undone · the history is back to what it was before"
-        for row, previous in self.dimmed:
-            row.set_in_context(previous)
+        with self._host.hold():
+            for row, previous in self.dimmed:
+                row.set_in_context(previous)
         self.dimmed = []
         self._changed()
 
@@ -185,6 +184,17 @@ class CompactionRow(TranscriptRow):
         self.title = reason
         self.figures = "The history is exactly as it was before."
         self._changed()
+
+    def offer_retry(self, offered: bool, focus: str | None = None) -> None:
+        """Show (or stop showing) Retry on this failed compaction."""
+        offered = offered and self.state == "stopped"
+        if offered != self.retryable or focus != self.focus:
+            self.retryable, self.focus = offered, focus
+            self._changed()
+
+    def request_compact(self) -> None:
+        if self.retryable:
+            self._host.request_compact(self.focus)
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
@@ -219,6 +229,10 @@ class CompactionRow(TranscriptRow):
     @property
     def undo_button(self) -> QToolButton:
         return self.widget.undo_button  # type: ignore[no-any-return]
+
+    @property
+    def retry_button(self) -> QToolButton:
+        return self.widget.retry_button  # type: ignore[no-any-return]
 
     @property
     def edit_button(self) -> QToolButton:
@@ -287,6 +301,11 @@ class CompactionRowWidget(RowWidget):
         )
         self.undo_button.clicked.connect(row.request_undo)
         header.addWidget(self.undo_button)
+        self.retry_button = tool_button(
+            "retry", "Run this compaction again", "Retry compaction", text="Retry"
+        )
+        self.retry_button.clicked.connect(row.request_compact)
+        header.addWidget(self.retry_button)
         self._outer.addLayout(header)
         edits = QHBoxLayout()
         edits.setSpacing(6)
@@ -356,6 +375,7 @@ class CompactionRowWidget(RowWidget):
             row.state in ("done", "undone") and row.strategy != "prune"
         )
         self.undo_button.setVisible(row.undoable)
+        self.retry_button.setVisible(row.retryable)
         editing = row.editable and row.state == "done"
         self.edited_label.setVisible(row.edited)
         self.edit_button.setVisible(editing)
@@ -427,3 +447,20 @@ def _room_note(marker: CompactionMarker) -> str:
     if marker.tokens_after > marker.tokens_before > 0:
         return " · no room freed"
     return " · freed little" if marker.freed_little else ""
+
+
+def _kept_words(kept: int, oldest_shortened: bool) -> str:
+    """How many of the user's recent messages the compaction kept, and whether it had to
+    shorten the oldest of them to fit."""
+    if kept == 1:
+        return "your last message kept" + (", shortened to fit" if oldest_shortened else "")
+    if oldest_shortened:
+        return f"your last {kept} messages kept ({kept - 1} verbatim, the oldest shortened to fit)"
+    return f"your last {kept} messages kept verbatim"
+
+
+def _focus_words(focus: str) -> str:
+    """The focus as the user gave it ("/compact focus on the code" reads "focus on the code",
+    not "focus: focus on the code")."""
+    focus = " ".join(focus.split())
+    return focus if focus.lower().startswith("focus") else f"focus: {focus}"

@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
         self.transcript.op_requested.connect(self.controller.submit)
         self.transcript.retry_requested.connect(self.controller.retry_turn)
+        self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
@@ -349,6 +350,9 @@ class MainWindow(QMainWindow):
 
     def _restore_geometry(self) -> None:
         self.geometry_restored = self.window_state.restore(self, self.splitter)
+        draft = self.window_state.draft()
+        if draft:
+            self.composer.set_text(draft)  # typed but not sent when the window last closed
 
     # ================================================================ the open session
 
@@ -685,7 +689,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.window_state.save(self, self.splitter)
+            self.window_state.save(self, self.splitter, draft=self.composer.text())
             import asyncio
 
             asyncio.ensure_future(self._shutdown())

@@ -48,6 +48,8 @@ class RowHost(Protocol):
 
     def request_retry(self) -> None: ...
 
+    def request_compact(self, focus: str | None) -> None: ...
+
     def request_pin(self, row: Any, pinned: bool) -> None: ...
 
     def request_summary_edit(self, item_id: str, text: str | None) -> None: ...
@@ -117,6 +119,8 @@ class TranscriptRow:
         self.in_context = in_context
         if self._widget is not None:
             self._widget.apply_context()
+            # The tag beside the text takes room: the text may wrap onto another line.
+            self._host.row_changed(self)
 
     def keep_widget(self) -> bool:
         """True while the widget must survive off screen (the user is working in it)."""
@@ -431,7 +435,7 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id")
+    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -440,6 +444,7 @@ class NoticeRow(TranscriptRow):
         self.details = ""  # the technical detail behind an error, shown on demand
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
+        self.turn_id: str | None = None  # the turn an error line belongs to (when live)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

@@ -82,6 +82,11 @@ def flash_copied(button: QToolButton) -> None:
 class RowWidget(QFrame):
     """Base of every row's widget: the "not in context" label and dimming."""
 
+    # Whether the row shows the "not in the model's context" tag (when it is out of context):
+    # not a further part of a long message (its first part carries it) nor the app's own
+    # notices (never sent to the model, so the tag would say nothing true).
+    TAGGED: ClassVar[bool] = True
+
     def __init__(self, row: TranscriptRow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.row = row
@@ -89,7 +94,8 @@ class RowWidget(QFrame):
         self._outer.setContentsMargins(10, 6, 10, 6)
         self._outer.setSpacing(2)
         # Shortened with "…" (whole text in its tooltip) in a header too narrow for it.
-        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}")
+        # Parented at once: a shown label without a parent would be a window of its own.
+        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}", self)
         self.context_tag.setStyleSheet(f"color: {colors().muted};")
         self.context_tag.setToolTip(
             "A compaction replaced this part of the conversation with a summary; the model no "
@@ -150,7 +156,7 @@ class RowWidget(QFrame):
 
     def apply_context(self) -> None:
         dim = not self.row.in_context
-        self.context_tag.setVisible(dim)
+        self.context_tag.setVisible(dim and self.TAGGED)
         if dim == self._dimmed:
             return
         self._dimmed = dim
@@ -180,16 +186,17 @@ class RowWidget(QFrame):
 
 
 def markdown_body(
-    owner: QWidget, renderer: MarkdownRenderer, name: str
+    owner: QWidget, renderer: MarkdownRenderer, name: str, breaks: bool = False
 ) -> tuple[RichTextView, MarkdownDocument]:
     """A message's Markdown view and the document kept in step with its text; its code
-    blocks' copy links copy the block's text."""
+    blocks' copy links copy the block's text. ``breaks`` keeps the line breaks typed inside a
+    paragraph (a user's Shift+Enter)."""
     from .markdown_document import MarkdownDocument  # with the first message on screen
 
     body = RichTextView(owner)
     body.setAccessibleName(name)
     body.document().setDefaultStyleSheet(renderer.style_sheet())
-    markdown = MarkdownDocument(body.document(), renderer)
+    markdown = MarkdownDocument(body.document(), renderer, breaks)
     body.copy_code_requested.connect(lambda index: copy_code_block(markdown, index))
     return body, markdown
 
@@ -226,7 +233,9 @@ class MessageRowWidget(RowWidget):
         header.addWidget(self.copy_button)
         self._outer.addLayout(header)
 
-        self.body, self.markdown = markdown_body(self, renderer, "Message text")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text", breaks=row.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.role == "user":
             self.setStyleSheet(
@@ -264,12 +273,16 @@ class MessageRowWidget(RowWidget):
 class SegmentWidget(RowWidget):
     """A further part of a long message: the Markdown body alone, below the part before."""
 
+    TAGGED = False
+
     def __init__(self, row: MessageSegmentRow, renderer: MarkdownRenderer, parent: QWidget) -> None:
         super().__init__(row, parent)
         self.segment = row
         self._outer.setContentsMargins(10, 0, 10, 0)
         self.setObjectName("userPart" if row.message.role == "user" else "assistantPart")
-        self.body, self.markdown = markdown_body(self, renderer, "Message text, continued")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text, continued", breaks=row.message.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.message.role == "user":
             self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")
@@ -392,7 +405,10 @@ class ReasoningRowWidget(ExpandableRowWidget):
 
 
 class NoticeRowWidget(RowWidget):
-    """One coloured line with an icon."""
+    """One coloured line with an icon (the app's own words: never tagged as out of the
+    model's context, which they never were in)."""
+
+    TAGGED = False
 
     ICONS: ClassVar[dict[str, str]] = {
         "error": "error", "warning": "warning", "background": "info", "stream_error": "info",
@@ -410,7 +426,6 @@ class NoticeRowWidget(RowWidget):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         line.addWidget(self.label, 1)
-        line.addWidget(self.context_tag, 0, Qt.AlignmentFlag.AlignTop)
         self._outer.addLayout(line)
         self.setObjectName("noticeRow")
         c = colors()

@@ -97,6 +97,7 @@ class TranscriptView(VirtualRowArea):
 
     undo_requested = Signal(str)
     retry_requested = Signal()
+    compact_requested = Signal(object)  # a failed compaction's Retry: its focus (or None)
     # An op the user asked for from a row (pin, unpin, edit or un-edit a summary).
     op_requested = Signal(object)
 
@@ -173,6 +174,10 @@ class TranscriptView(VirtualRowArea):
     def request_retry(self) -> None:
         """An error's Retry button was clicked."""
         self.retry_requested.emit()
+
+    def request_compact(self, focus: str | None) -> None:
+        """A failed compaction's Retry button was clicked."""
+        self.compact_requested.emit(focus)
 
     def request_pin(self, row: TranscriptRow, pinned: bool) -> None:
         """A row's Pin (or Unpin) was clicked: the op names the row; the core decides."""
@@ -307,15 +312,16 @@ class TranscriptView(VirtualRowArea):
         if dim and row.state == "done":
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
-            for other in above:
-                # A long message is drawn in parts: each part is as much in view as its message.
-                message = other.message if isinstance(other, MessageSegmentRow) else other
-                if getattr(message, "role", None) == "user" and message.text in still_seen:
-                    continue
-                if message.pin_key and message.pin_key in event.carried_pins:
-                    other.set_in_context(True)  # pinned: carried verbatim before the summary
-                    continue
-                other.set_in_context(False)
+            with self.hold():  # rows re-measured with their tags, laid out once
+                for other in above:
+                    # A long message is drawn in parts: each part is as much in view as its message.
+                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    if getattr(message, "role", None) == "user" and message.text in still_seen:
+                        continue
+                    if message.pin_key and message.pin_key in event.carried_pins:
+                        other.set_in_context(True)  # pinned: carried verbatim before the summary
+                        continue
+                    other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:
         for row in self._compactions.values():
@@ -412,6 +418,8 @@ class TranscriptView(VirtualRowArea):
             self._on_compaction_progress(event)
         elif event.type == "compaction_undone":
             self._on_compaction_undone(event)
+        elif event.type == "compaction_ended":
+            self._on_compaction_ended(event)
         elif event.type == "background":
             self._on_background(event)
         elif event.type == "message_not_sent":
@@ -436,6 +444,8 @@ class TranscriptView(VirtualRowArea):
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
         self._reconnect = None
+        for row in self._compactions.values():
+            row.offer_retry(False)  # something newer runs: an earlier failure is history
 
     def _on_undo_available(self, event: p.UndoAvailable) -> None:
         """The core says which compaction Undo would undo now; only its marker offers it."""
@@ -543,6 +553,14 @@ class TranscriptView(VirtualRowArea):
         if row is not None:
             row.mark_undone()
 
+    def _on_compaction_ended(self, event: p.CompactionEnded) -> None:
+        """A compaction that changed nothing, live or replayed; a live failure (its event
+        names its turn) offers Retry."""
+        row = self._compactions.get(event.item_id)
+        if row is not None:
+            row.mark_stopped(f"Compaction {event.status} · nothing changed")
+            row.offer_retry(event.status == "failed" and event.turn_id is not None, event.focus)
+
     def _on_background(self, event: p.Background) -> None:
         self.add_notice("background", event.message)
 
@@ -558,6 +576,7 @@ class TranscriptView(VirtualRowArea):
 
     def _on_error(self, event: p.Error) -> None:
         row = self.add_notice("error", event.message)
+        row.turn_id = event.turn_id
         if event.details:
             row.set_details(event.details)
 
@@ -682,13 +701,15 @@ class TranscriptView(VirtualRowArea):
         self.tick_waits()
 
     def _on_retry_available(self, event: p.RetryAvailable) -> None:
-        """The core says which failed turn Retry would run again: its error (the last one,
-        sent just before) offers Retry; every other error stops offering it."""
+        """The core says which failed turn Retry would run again: its error (the last one of
+        that turn) offers Retry; every other error stops offering it."""
         errors = self.notice_rows("error")
         for row in errors:
             row.set_retry(None)
         if event.turn_id is not None and errors:
-            errors[-1].set_retry(event.turn_id)
+            # The failed turn's own error (a compaction may have failed since, below it).
+            own = [row for row in errors if row.turn_id == event.turn_id]
+            (own or errors)[-1].set_retry(event.turn_id)
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"

@@ -8,6 +8,7 @@ failure leaves everything exactly as it was.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
 from .counting import CountMemo
+from .failure import Ended, ended_record, fail_fast, failure_text, server_unreachable
 from .fit import fit_items
 from .local import COMPACTION_HEADERS, ContextTooLarge, ItemCounts, LocalCompaction
 from .policy import auto_compact_limit, context_window
@@ -61,6 +63,9 @@ REMOTE_STAGE_TEXT = {
     "trigger": "Compacting remotely (compaction trigger)…",
     "standalone": "Compacting remotely (/responses/compact)…",
 }
+
+# A /compact with nothing added since the last compaction (and no focus to summarise for).
+NOTHING_NEW = "Nothing new to compact since the last compaction."
 
 
 @dataclass
@@ -138,6 +143,8 @@ class Compactor:
         # Background lines said while a compaction runs: shown at once, recorded after its
         # marker (or its failure), where the window drew them live (below the running marker).
         self._held_notes: list[str] | None = None
+        # The compaction running now: (turn id, item id, trigger, focus), until it ends.
+        self._running: tuple[str, str, p.Trigger, str | None] | None = None
         self.pins = Pins(
             transcript=transcript, history=history, count_item=counter.count_item,
             budget=self.budget, record=record, emit=emit,
@@ -229,14 +236,22 @@ class Compactor:
         )
         budget = self.budget(incoming)
         self._held_notes = []
+        self._running = (turn_id, item_id, trigger, focus)
         self._counts = CountMemo(self._counter)
         try:
-            return await self._run_and_apply(
+            applied = await self._run_and_apply(
                 turn_id, item_id, trigger, history, counts, tail, budget,
                 focus=focus, model=model, before=before, tokens_before=tokens_before,
                 started=started, incoming=incoming,
             )
+            if not applied:
+                self._end_without_change("failed")
+            return applied
+        except asyncio.CancelledError:
+            self._end_without_change("stopped")
+            raise
         finally:
+            self._running = None
             self._record_held_notes()
             self._counts = CountMemo(self._counter)
 
@@ -279,9 +294,7 @@ class Compactor:
             return False
         except ProviderError as error:
             prefix = "remote" if error.code == "remote_only" else "local"
-            self._fail(
-                turn_id, f"Error running {prefix} compact task: {error.message}", "compaction"
-            )
+            self._fail(turn_id, failure_text(error, prefix), "compaction")
             return False
         if result is None:
             return False
@@ -363,7 +376,8 @@ class Compactor:
                 try:
                     return await self._remote(turn_id, history, budget, context)
                 except ProviderError as error:
-                    if not config.remote_fallback_to_local:
+                    # The local summary would ask the same server: no fallback when it is down.
+                    if not config.remote_fallback_to_local or server_unreachable(error):
                         raise ProviderError(
                             error.category, error.message, code="remote_only"
                         ) from error
@@ -430,6 +444,8 @@ class Compactor:
                 failure = error
                 if is_unsupported(error, form):
                     self.capabilities.mark_unsupported(config.base_url, config.model, form)
+                if server_unreachable(error):
+                    raise  # the other form is on the same server
                 if index + 1 < len(forms):
                     self._say(
                         turn_id,
@@ -567,7 +583,7 @@ class Compactor:
             reasoning=config.is_reasoning_model,
             max_retries=config.max_retries,
             base_delay=config.retry_base_delay,
-            on_retry=self._retry_notice(turn_id),
+            on_retry=fail_fast(self._retry_notice(turn_id)),
             extra_headers=self._headers(),
             on_trim=lambda n: self._emit(
                 p.CompactionProgress(
@@ -795,6 +811,7 @@ class Compactor:
             self._note("background", message)
 
     def _fail(self, turn_id: str, message: str, kind: p.ErrorKind) -> None:
+        self._end_without_change("failed")
         self._record_held_notes()
         self._note("error", message)
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
@@ -809,7 +826,22 @@ class Compactor:
                 )
             )
 
-        return notice
+        return fail_fast(notice)
+
+    def _end_without_change(self, status: Ended) -> None:
+        """The running compaction ended without compacting: recorded (the marker is shown
+        again on resume) and said, once."""
+        running, self._running = self._running, None
+        if running is None:
+            return
+        turn_id, item_id, trigger, focus = running
+        record = ended_record(item_id, trigger, status, focus)
+        self._transcript.add_recorded(record)
+        try:
+            self._record("event", record)
+        except OSError:  # the rollout could not be written: said by the failure itself
+            pass
+        self._emit(p.CompactionEnded(turn_id=turn_id, item_id=item_id, status=status, focus=focus))
 
 
 def _words(tokens: int | None) -> int | None:
