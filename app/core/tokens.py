@@ -5,9 +5,12 @@ budgets and truncation use it. ``TokenCounter`` is for the context gauge: it ans
 the estimate and switches to exact counts when its encoding is ready; loading happens in a
 background thread and never holds up the caller (the UI thread included).
 
-The BPE file is read from a cache folder laid out as tiktoken lays it out (file name = sha1 of the
-file's URL), without touching ``os.environ``: tiktoken only takes its folder from the
-``TIKTOKEN_CACHE_DIR`` variable, so Coco reads the file itself and builds the ``Encoding`` from it.
+The BPE files of the encodings Coco uses ship inside the package (``app/core/data/tiktoken``, in
+the wheel and the bundle), so counts are exact with no network: that file is read first, its
+checksum checked. Only when it is missing or damaged is a cache folder looked at, laid out as
+tiktoken lays it out (file name = sha1 of the file's URL), without touching ``os.environ``:
+tiktoken only takes its folder from the ``TIKTOKEN_CACHE_DIR`` variable, so Coco reads the file
+itself and builds the ``Encoding`` from it.
 """
 
 from __future__ import annotations
@@ -236,8 +239,20 @@ def tokenizer_cache_dir(cache_dir: Path | None = None) -> Path:
     return default_cache_dir() / "tiktoken"
 
 
+# Where the shipped BPE files are: ``<encoding name>.tiktoken`` (package data, see pyproject.toml
+# and packaging/coco.spec).
+PACKAGED_TOKENIZER_DIR = Path(__file__).parent / "data" / "tiktoken"
+
+
+def _read_packaged_bpe(spec: _EncodingSpec) -> bytes | None:
+    return _read_checked_bpe(spec, PACKAGED_TOKENIZER_DIR / f"{spec.name}.tiktoken")
+
+
 def _read_cached_bpe(spec: _EncodingSpec, folder: Path) -> bytes | None:
-    path = folder / spec.cache_file_name
+    return _read_checked_bpe(spec, folder / spec.cache_file_name)
+
+
+def _read_checked_bpe(spec: _EncodingSpec, path: Path) -> bytes | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -276,7 +291,7 @@ def _parse_bpe(data: bytes) -> dict[bytes, int]:
 
 
 def _load_encoding(spec: _EncodingSpec, folder: Path, allow_download: bool) -> tiktoken.Encoding:
-    data = _read_cached_bpe(spec, folder)
+    data = _read_packaged_bpe(spec) or _read_cached_bpe(spec, folder)
     if data is None:
         if not allow_download:
             raise FileNotFoundError(f"no {spec.name} tokenizer file in {folder}")
