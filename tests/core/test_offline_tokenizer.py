@@ -28,6 +28,8 @@ def test_the_offline_demo_never_downloads_the_tokenizer(tmp_path: Path) -> None:
 def test_a_failed_download_is_not_tried_again_in_the_same_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # An install without the packaged tokenizer files (they make downloads unnecessary).
+    monkeypatch.setattr(tokens, "PACKAGED_TOKENIZER_DIR", tmp_path / "none")
     tried: list[str] = []
 
     def no_network(spec: object, folder: Path) -> bytes:
