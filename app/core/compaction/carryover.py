@@ -1,0 +1,524 @@
+"""What the user told the model, carried over every compaction without asking a model
+(issue 23, spec section 10).
+
+A summary is only as good as the model that writes it: a small local model's summary keeps
+almost none of the user's facts. So at every compaction Coco itself takes, from the user
+messages leaving the model's view, the statements that carry facts (names and identifiers,
+paths and URLs, numbers with units, dates and times, code spans, e-mail addresses, and the
+rules the user set: "always", "never", "must", "don't", "please use", "make sure"), in the
+user's own words, and from the tool calls leaving the view the files read, the files changed
+and the commands run. They go into the rebuilt history as one labelled user message, just
+before the summary: the **carried notes**. The next compaction finds that block by its label
+and merges it with what leaves then, so a note survives any number of compactions unless its
+budget (a share of the post-compaction room, :func:`notes_budget`) forces it out; then the
+least specific and oldest notes go first.
+
+Deterministic, no model call, no tokenizer call per sentence (sizes are estimated from bytes;
+the caller counts the finished block once): one linear pass over the messages leaving view.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..items import Item, is_message, item_type, message_text, user_message
+from ..tokens import approx_tokens
+
+# The label the block opens with: how the next compaction (and the Model view, and the demo
+# model) recognises it. Its first line never says "summary": it is not one.
+NOTES_LABEL = "[Coco carried notes]"
+NOTES_INTRO = (
+    f"{NOTES_LABEL} What the user told you earlier in this conversation, in their own words, "
+    "kept by Coco when older messages were compacted out of your view, and the files and "
+    "commands the earlier work touched. Treat them as still true unless the user says "
+    "otherwise."
+)
+NOTES_HEADING = "What the user told you (oldest first):"
+CHANGED_HEADING = "Files changed (newest first):"
+READ_HEADING = "Files read (newest first):"
+COMMANDS_HEADING = "Commands run (newest first):"
+_HEADINGS = (NOTES_HEADING, CHANGED_HEADING, READ_HEADING, COMMANDS_HEADING)
+
+# A note is at most this many characters: a fact inside a long run-on paragraph comes out as
+# the words around it, not the paragraph.
+MAX_NOTE_CHARS = 220
+# Around each fact in a sentence longer than that: this many characters on either side.
+SPAN_CONTEXT_CHARS = 70
+MAX_SPANS_PER_SENTENCE = 2
+MAX_PATH_CHARS = 160
+MAX_COMMAND_CHARS = 160
+# The most entries each list keeps, newest first (a short list, not an inventory).
+MAX_FILES = 12
+MAX_COMMANDS = 8
+# The files and commands lists give way to the notes past this share of the block.
+LISTS_SHARE = 0.3
+
+# -- what makes a statement a fact -----------------------------------------------------------
+
+_URL = r"\b(?:https?|ftp|ssh|git|wss?)://[^\s<>\"'`)\]]+"
+_EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
+_CODE = r"`[^`\n]{1,200}`"
+_PATH = (
+    r"(?:(?<![\w/])(?:~|\.{1,2})?/(?:[\w.@-]+/)*[\w.@-]+)"  # /etc/nginx, ~/work/x, ./run.sh
+    r"|\b[A-Za-z]:\\[^\s]+"  # C:\Users\x
+    r"|\b(?:[\w.-]+/){2,}[\w.-]+|\b(?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8}\b"  # app/x.py
+    r"|\b[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|sh|cfg|ini|conf|env|sql|go|rs|c|h"
+    r"|cpp|hpp|java|kt|rb|php|html|css|scss|csv|log|lock|xml|ipynb|pdf|docx?|xlsx?|png|jpg"
+    r"|svg|tf|proto|gradle|swift|cs|lua|zip|tar|gz)\b"
+)
+_UNIT = (
+    r"%|ms|µs|ns|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|"
+    r"years?|[kKmMgGtTpP]i?[bB]|bytes?|[kKmMgG]bps|[kKmMgG]?[hH]z|px|pt|em|rem|dpi|"
+    r"[kK]|[mM]|bn|k?tokens?|rps|qps|req/s|cores?|cpus?|gpus?|threads?|workers?|replicas?|"
+    r"nodes?|users?|requests?|items?|rows?|lines?|chars?|characters?|words?|pages?|"
+    r"°[CF]|[ck]?m|km|kg|g|lbs?|mg|ml|l|euros?|dollars?|usd|eur|gbp|chf|jpy|people|"
+    r"retries|attempts?|times|steps?|epochs?|GB/s|MB/s|V|W|kW|mAh"
+)
+_NUMBER = (
+    r"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion))?)"
+    r"|\b\d[\d,]*(?:\.\d+)?\s?(?:" + _UNIT + r")(?![\w])"
+    r"|\bport\s+\d{2,5}\b|(?<=\w):\d{2,5}\b"
+    r"|\bv?\d+\.\d+(?:\.\d+)+\b"  # versions 1.2.3
+    r"|\b\d{3,}\b"  # a bare number of three digits or more: ids, ports, budgets
+)
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DATE = (
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b"
+    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+    r"|\b" + _MONTHS + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTHS + r"\b(?:\s+\d{4})?"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?(?:\s?(?:utc|gmt|[a-z]{3}t))?\b"
+    r"|\b\d{1,2}\s?[ap]\.?m\.?\b|\b(?:19|20)\d{2}\b|\b(?:q[1-4])\b"
+)
+_IDENT = (
+    r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # snake_case
+    r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"  # camelCase
+    r"|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"  # CamelCase
+    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"  # CONSTANT_CASE
+    r"|\b[A-Z]{2,}-\d+\b"  # JIRA-123
+    r"|\b[a-z][\w-]*-\d[\w-]*\b"  # svc-42, db-prod-2
+    r"|\b[a-z]+(?:\.[a-z_][\w]*){2,}\b"  # com.example.app
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit hashes
+)
+_NAME = (
+    r"(?i:\b(?:name\s+is|named|called|call\s+me|i\s+am|i'm|is\s+called))\s+[A-Z][\w'-]+"
+    r"(?:\s+[A-Z][\w'-]+)?"
+    r"|(?<=[a-z,;:]\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+"  # Two Capitalised words mid-sentence
+    r"|\b[A-Z]{2,}[a-z]*[A-Z]*\b"  # acronyms and product names: AWS, GCP, MySQL
+)
+_RULE = (
+    r"\b(?:always|never|must|mustn't|must\s+not|make\s+sure|ensure|please\s+use|"
+    r"only\s+use|do\s+not\s+use|avoid|forbidden|not\s+allowed|required|prefer|"
+    r"i\s+(?:prefer|want|need|like)|from\s+now\s+on|keep\s+in\s+mind|remember\s+that|"
+    r"no\s+more\s+than|at\s+most|at\s+least)\b"
+    r"|(?:^|[.;:!?,(]\s*|\b(?:please|and|but|so|you|we|then)\s+)(?:don't|do\s+not|never)\b"
+)
+# Acronyms that carry nothing on their own.
+_PLAIN_CAPS = frozenset(
+    {"I", "OK", "OKAY", "TODO", "FYI", "BTW", "IMO", "IMHO", "ASAP", "PS", "NB", "AM", "PM",
+     "AND", "OR", "NOT", "THE", "A", "IT", "IS", "NO", "YES", "LOL", "ETA", "TL", "DR"}
+)
+
+# (kind, pattern, weight): the weight says how specific a match makes a note. The first
+# group does not depend on case; names and identifiers do.
+_KINDS_ANY_CASE: tuple[tuple[str, str, int], ...] = (
+    ("url", _URL, 3),
+    ("email", _EMAIL, 3),
+    ("code", _CODE, 3),
+    ("date", _DATE, 2),
+    ("number", _NUMBER, 2),
+    ("path", _PATH, 3),
+    ("rule", _RULE, 3),
+)
+_KINDS_CASED: tuple[tuple[str, str, int], ...] = (("ident", _IDENT, 2), ("name", _NAME, 1))
+_FACT_ANY_CASE = re.compile(
+    "|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _KINDS_ANY_CASE), re.IGNORECASE
+)
+_FACT_CASED = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _KINDS_CASED))
+_KINDS = (*_KINDS_ANY_CASE, *_KINDS_CASED)
+_WEIGHTS = {kind: weight for kind, _, weight in _KINDS}
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# Lines that are pasted output or code, not the user speaking.
+_LOG_LINE = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d|\[?\d{2}:\d{2}:\d{2}|\[?(?:DEBUG|INFO|WARN(?:ING)?|ERROR"
+    r"|TRACE|FATAL|CRITICAL)\b|Traceback \(|File \"|at [\w.$]+\(|\s*\^+\s*$|[<>+-]{3}\s|@@ )"
+)
+_CODE_LINE = re.compile(
+    r"^\s*(?:def |class |import |from \S+ import |return\b|if .*:\s*$|for .*:\s*$|elif |else:|"
+    r"try:|except\b|fn |func |function |const |let |var |public |private |#include|package |"
+    r"\}|\{|//|/\*|\*/|#!|\$ |>>> )"
+    r"|[;{}]\s*$|^\s{4,}\S"
+)
+_SPACES = re.compile(r"\s+")
+_WORD_CHARS = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class CarriedOver:
+    """The carried notes of one compaction: the user's facts (oldest first) and the files
+    and commands of the earlier work (newest first)."""
+
+    notes: tuple[str, ...] = ()
+    files_changed: tuple[str, ...] = ()
+    files_read: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    # Notes the budget forced out at this compaction (none unless it was full).
+    dropped: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.notes or self.files_changed or self.files_read or self.commands)
+
+    @property
+    def files(self) -> list[str]:
+        """Every file named, changed first, each once, with what was done to it."""
+        seen: set[str] = set()
+        shown: list[str] = []
+        for paths, verb in ((self.files_changed, "changed"), (self.files_read, "read")):
+            for path in paths:
+                if path not in seen:
+                    seen.add(path)
+                    shown.append(f"{path} ({verb})")
+        return shown
+
+    def text(self) -> str:
+        """The block's text, as the model reads it."""
+        parts = [NOTES_INTRO]
+        for heading, lines, quote in (
+            (NOTES_HEADING, self.notes, False),
+            (CHANGED_HEADING, self.files_changed, False),
+            (READ_HEADING, self.files_read, False),
+            (COMMANDS_HEADING, self.commands, True),
+        ):
+            if lines:
+                body = "\n".join(f"- `{line}`" if quote else f"- {line}" for line in lines)
+                parts.append(f"{heading}\n{body}")
+        return "\n\n".join(parts)
+
+    def item(self) -> Item:
+        return user_message(self.text())
+
+
+@dataclass
+class _Note:
+    text: str
+    order: int  # chronological position: lower is older
+    score: int  # how specific: the weights of the facts it holds
+    key: str = field(default="")
+
+
+def is_notes_message(item: Item) -> bool:
+    """Whether ``item`` is a carried-notes block (recognised by its label)."""
+    return is_message(item, "user") and is_notes_text(message_text(item))
+
+
+def is_notes_text(text: str) -> bool:
+    return text.startswith(NOTES_LABEL)
+
+
+def notes_from_text(text: str) -> CarriedOver:
+    """A block's text read back into its lists (what the previous compaction carried)."""
+    sections: dict[str, list[str]] = {heading: [] for heading in _HEADINGS}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped in sections:
+            current = sections[stripped]
+        elif current is not None and stripped.startswith("- "):
+            entry = stripped[2:].strip()
+            if current is sections[COMMANDS_HEADING] and len(entry) > 1:
+                entry = entry.removeprefix("`").removesuffix("`")
+            if entry:
+                current.append(entry)
+    return CarriedOver(
+        notes=tuple(sections[NOTES_HEADING]),
+        files_changed=tuple(sections[CHANGED_HEADING]),
+        files_read=tuple(sections[READ_HEADING]),
+        commands=tuple(sections[COMMANDS_HEADING]),
+    )
+
+
+def previous_notes(history: Iterable[Item]) -> CarriedOver:
+    """The newest carried-notes block in ``history`` (empty when there is none)."""
+    found: Item | None = None
+    for item in history:
+        if is_notes_message(item):
+            found = item
+    return notes_from_text(message_text(found)) if found is not None else CarriedOver()
+
+
+# -- extracting ------------------------------------------------------------------------------
+
+
+def extract_notes(text: str) -> list[str]:
+    """The statements of one user message that carry facts, in its own words and order, each
+    at most :data:`MAX_NOTE_CHARS` long. Code blocks, pasted logs and code lines are skipped:
+    they are material, not what the user told the model."""
+    notes: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line.strip() or _LOG_LINE.match(line) or _CODE_LINE.search(line):
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            note = _note_of(sentence)
+            if note:
+                notes.append(note)
+    return notes
+
+
+def _facts(sentence: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every fact in ``sentence``."""
+    found: list[tuple[int, int, str]] = []
+    for pattern in (_FACT_ANY_CASE, _FACT_CASED):
+        for match in pattern.finditer(sentence):
+            kind = match.lastgroup or ""
+            if kind == "name" and match.group(0).strip() in _PLAIN_CAPS:
+                continue
+            found.append((match.start(), match.end(), kind))
+    found.sort()
+    return found
+
+
+def specificity(text: str) -> int:
+    """How specific a note is: the weights of the fact kinds it holds (each kind counted
+    once, a second fact of a kind adds one)."""
+    kinds: dict[str, int] = {}
+    for _, _, kind in _facts(text):
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return sum(_WEIGHTS[kind] + (1 if n > 1 else 0) for kind, n in kinds.items())
+
+
+def _note_of(sentence: str) -> str | None:
+    sentence = _SPACES.sub(" ", sentence).strip()
+    if len(sentence) < 4:
+        return None
+    facts = _facts(sentence)
+    if not facts:
+        return None
+    if len(sentence) <= MAX_NOTE_CHARS:
+        return sentence
+    # A long run-on sentence: the words around its facts, joined with an ellipsis.
+    windows: list[list[int]] = []
+    for start, end, _ in facts:
+        lo, hi = max(0, start - SPAN_CONTEXT_CHARS), min(len(sentence), end + SPAN_CONTEXT_CHARS)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    pieces: list[str] = []
+    room = MAX_NOTE_CHARS
+    for lo, hi in windows[:MAX_SPANS_PER_SENTENCE]:
+        lo, hi = _snap(sentence, lo, hi)
+        piece = sentence[lo:hi].strip()
+        if len(piece) > room:
+            piece = piece[:room].rsplit(" ", 1)[0]
+        if not piece:
+            break
+        pieces.append(("…" if lo > 0 else "") + piece + ("…" if hi < len(sentence) else ""))
+        room -= len(piece) + 2
+        if room < 40:
+            break
+    return " ".join(pieces) or None
+
+
+def _snap(text: str, lo: int, hi: int) -> tuple[int, int]:
+    """``lo``/``hi`` moved out of the middle of a word (inward: a span never grows)."""
+    if lo > 0 and text[lo - 1] != " ":
+        space = text.find(" ", lo, hi)
+        lo = space + 1 if space != -1 else lo
+    if hi < len(text) and text[hi] != " ":
+        space = text.rfind(" ", lo, hi)
+        hi = space if space > lo else hi
+    return lo, hi
+
+
+def _key(text: str) -> str:
+    return " ".join(_WORD_CHARS.findall(text.lower()))
+
+
+# -- files and commands ----------------------------------------------------------------------
+
+_READ_TOOLS = ("read", "open", "view", "cat", "show", "get_file", "fetch_file", "search", "grep",
+               "list", "find")
+_WRITE_TOOLS = ("write", "edit", "create", "patch", "replace", "insert", "delete", "remove",
+                "move", "rename", "append", "save", "update")
+_SHELL_TOOLS = ("shell", "exec", "run", "command", "bash", "terminal", "sh")
+_PATH_ARGS = ("path", "file", "file_path", "filepath", "filename", "target", "source",
+              "destination", "dest")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+
+
+def _tool_kind(name: str) -> str | None:
+    lowered = name.lower()
+    if any(word in lowered for word in _WRITE_TOOLS):
+        return "changed"
+    if any(word in lowered for word in _SHELL_TOOLS) and "search" not in lowered:
+        return "command"
+    if any(word in lowered for word in _READ_TOOLS):
+        return "read"
+    return None
+
+
+def _arguments(item: Item) -> dict[str, object]:
+    raw = item.get("arguments") if item_type(item) == "function_call" else item.get("input")
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {"input": raw}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _short(text: str, limit: int) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_traffic(items: Iterable[Item]) -> tuple[list[str], list[str], list[str]]:
+    """The files changed, the files read and the commands run by the tool calls in
+    ``items``: each newest first, each entry once."""
+    changed: list[str] = []
+    read: list[str] = []
+    commands: list[str] = []
+    for item in items:
+        kind = item_type(item)
+        if kind == "local_shell_call":
+            action = item.get("action")
+            command = action.get("command") if isinstance(action, dict) else None
+            if isinstance(command, list):
+                commands.append(_short(" ".join(str(c) for c in command), MAX_COMMAND_CHARS))
+            continue
+        if kind not in ("function_call", "custom_tool_call"):
+            continue
+        name = str(item.get("name") or "")
+        args = _arguments(item)
+        patch = args.get("input") or args.get("patch")
+        if isinstance(patch, str) and "*** " in patch:
+            changed.extend(_short(p, MAX_PATH_CHARS) for p in _PATCH_FILE.findall(patch))
+            continue
+        what = _tool_kind(name)
+        if what == "command":
+            command = args.get("command") or args.get("cmd") or args.get("input")
+            if isinstance(command, list):
+                command = " ".join(str(c) for c in command)
+            if isinstance(command, str) and command.strip():
+                commands.append(_short(command, MAX_COMMAND_CHARS))
+            continue
+        if what is None:
+            continue
+        for arg in _PATH_ARGS:
+            value = args.get(arg)
+            if isinstance(value, str) and value.strip():
+                (changed if what == "changed" else read).append(_short(value, MAX_PATH_CHARS))
+                break
+    return _newest_first(changed), _newest_first(read), _newest_first(commands)
+
+
+def _newest_first(entries: list[str], older: Iterable[str] = ()) -> list[str]:
+    seen: set[str] = set()
+    result: list[str] = []
+    for entry in [*reversed(entries), *older]:
+        if entry not in seen:
+            seen.add(entry)
+            result.append(entry)
+    return result
+
+
+# -- merging within the budget ---------------------------------------------------------------
+
+
+def carry_over(
+    leaving: Iterable[str],
+    tool_items: Iterable[Item],
+    previous: CarriedOver,
+    budget: int,
+    count: Callable[[str], int] = approx_tokens,
+) -> CarriedOver:
+    """The notes the rebuilt history carries: ``previous`` (the block the history held) merged
+    with the facts of the user messages ``leaving`` the view (oldest first) and the files and
+    commands of ``tool_items``, within ``budget`` tokens.
+
+    Nothing the previous block carried is lost unless the budget forces it; then the least
+    specific notes go first, the oldest first among equals, and the files and commands lists
+    give way to the notes past :data:`LISTS_SHARE` of the block. ``count`` sizes the block
+    (one call per size check, never one per sentence: an estimate from bytes by default)."""
+    notes: list[_Note] = []
+    seen: set[str] = set()
+    order = 0
+    for text in [*previous.notes, *(n for message in leaving for n in extract_notes(message))]:
+        key = _key(text)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        notes.append(_Note(text=text, order=order, score=specificity(text), key=key))
+        order += 1
+    notes = _without_contained(notes)
+    new_changed, new_read, new_commands = tool_traffic(tool_items)
+    changed = _newest_first(list(reversed(new_changed)), previous.files_changed)[:MAX_FILES]
+    read = [
+        p for p in _newest_first(list(reversed(new_read)), previous.files_read)
+        if p not in changed
+    ][:MAX_FILES]
+    commands = _newest_first(list(reversed(new_commands)), previous.commands)[:MAX_COMMANDS]
+    if budget <= 0:
+        return CarriedOver()
+    dropped = 0
+    evict = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)  # pop() = first out
+    while True:
+        block = CarriedOver(
+            tuple(n.text for n in notes), tuple(changed), tuple(read), tuple(commands), dropped
+        )
+        if block.empty:
+            return block
+        size = count(block.text())
+        if size <= budget:
+            return block
+        lists = approx_tokens("\n".join([*changed, *read, *commands]))
+        # Estimate how much must go, then cut by bytes, not one count per entry.
+        excess = size - budget
+        if (lists > size * LISTS_SHARE or not notes) and (changed or read or commands):
+            while excess > 0 and (changed or read or commands):
+                longest = max((commands, read, changed), key=len)
+                excess -= approx_tokens(longest.pop()) + 2
+            continue
+        if not notes:
+            return CarriedOver()
+        while excess > 0 and evict:
+            victim = evict.pop()
+            notes.remove(victim)
+            dropped += 1
+            excess -= approx_tokens(victim.text) + 2
+        if not evict and notes:
+            notes.clear()
+
+
+def _without_contained(notes: list[_Note]) -> list[_Note]:
+    """Notes whose words are all inside a longer note go (the longer one says it all)."""
+    if len(notes) > 400:  # quadratic below: past this, exact duplicates only
+        return notes
+    keys = [n.key for n in notes]
+    kept: list[_Note] = []
+    for index, note in enumerate(notes):
+        if any(
+            other != index and len(keys[other]) > len(note.key) and note.key in keys[other]
+            for other in range(len(notes))
+        ):
+            continue
+        kept.append(note)
+    return kept
+
