@@ -219,6 +219,13 @@ class CompactionMarker(BaseModel):
     # What checking the result against the target cut: dropped_messages, truncated_messages,
     # summary_truncated. None when nothing was cut.
     shrunk: dict[str, Any] | None = None
+    # What the carried-notes block holds after this compaction (issue 23): the user's facts in
+    # their own words (oldest first), the files read or changed ("path (changed)") and the
+    # commands run, and how many notes its budget forced out this time.
+    carried_notes: list[str] = Field(default_factory=list)
+    carried_files: list[str] = Field(default_factory=list)
+    carried_commands: list[str] = Field(default_factory=list)
+    carried_dropped: int = 0
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> CompactionMarker:
@@ -329,6 +336,7 @@ class ContextEntry(BaseModel):
     tokens: int
     is_summary: bool = False
     injected: bool = False  # an environment / instructions block Coco added
+    carried_notes: bool = False  # the block of the user's facts, files and commands
     text: str = ""  # the readable content (messages, tool arguments and outputs)
 
 

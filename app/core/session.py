@@ -20,6 +20,7 @@ from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
 from .compaction import policy
 from .compaction.fit import truncate_text
+from .compaction.carryover import is_notes_message
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import Compactor
@@ -260,6 +261,7 @@ class Session:
                     tokens=count,
                     is_summary=is_summary_message(item),
                     injected=is_injected_context(item),
+                    carried_notes=is_notes_message(item),
                     text=readable,
                 )
             )

@@ -10,7 +10,7 @@ user's own words, and from the tool calls leaving the view the files read, the f
 and the commands run. They go into the rebuilt history as one labelled user message, just
 before the summary: the **carried notes**. The next compaction finds that block by its label
 and merges it with what leaves then, so a note survives any number of compactions unless its
-budget (a share of the post-compaction room, :func:`notes_budget`) forces it out; then the
+budget (a share of the post-compaction room, ``CompactionBudget.notes_budget``) forces it out; then the
 least specific and oldest notes go first.
 
 Deterministic, no model call, no tokenizer call per sentence (sizes are estimated from bytes;

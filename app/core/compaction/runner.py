@@ -29,6 +29,7 @@ from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
+from .carryover import CarriedOver, carry_over, is_notes_message, previous_notes
 from .fit import fit_items
 from .local import COMPACTION_HEADERS, ContextTooLarge, LocalCompaction
 from .policy import auto_compact_limit, context_window
@@ -39,7 +40,7 @@ from .rebuild import (
     build_compacted_history,
     filter_remote_output,
     real_user_messages,
-    select_kept_messages,
+    select_with_notes,
 )
 from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
@@ -75,6 +76,7 @@ class _Result:
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None
+    carried: CarriedOver | None = None  # the carried-notes block the new history holds
 
 
 class Compactor:
@@ -282,19 +284,44 @@ class Compactor:
                 item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": "server"}),
             )
         )
+        budget = self.budget()
+        # Everything before the item left the view: its notes go beside the item.
+        history = self._history.raw_items()
+        carried = self._carry(history, real_user_messages(history), budget)
+        items = [*self._notes_items(carried), item]
         self._apply(
             turn_id,
             item_id,
             "server",
-            _Result(strategy="remote", items=[item], remote_form="server"),
-            [item],
+            _Result(strategy="remote", items=items, remote_form="server", carried=carried),
+            items,
             before=self._history.snapshot(),
             tokens_before=self._usage(),
             started=time.monotonic(),
             focus=None,
-            budget=self.budget(),
+            budget=budget,
             incoming=0,
         )
+
+    def _notes_budget(self, budget: CompactionBudget) -> int | None:
+        """The carried notes' budget; None when the setting turns them off."""
+        return budget.notes_budget() if self._config().carry_notes else None
+
+    def _carry(
+        self, history: list[Item], leaving: list[str], budget: CompactionBudget
+    ) -> CarriedOver | None:
+        """The carried notes for a history the server compacted (``leaving``: the user
+        messages it no longer holds verbatim)."""
+        notes_budget = self._notes_budget(budget)
+        if notes_budget is None:
+            return None
+        return carry_over(
+            leaving, history, previous_notes(history), notes_budget, self._counter.count
+        )
+
+    @staticmethod
+    def _notes_items(carried: CarriedOver | None) -> list[Item]:
+        return [] if carried is None or carried.empty else [carried.item()]
 
     async def _run_path(
         self,
@@ -427,10 +454,13 @@ class Compactor:
         # context before the last of them, the compaction item last.
         count, context_tokens = self._kept_counting(budget, context)
         item_tokens = self._counter.count_item(compaction)
-        kept, truncated = select_kept_messages(
-            real_user_messages(history), budget.kept_budget(item_tokens, context_tokens), count
+        kept, truncated, carried, _ = select_with_notes(
+            history,
+            budget.kept_budget(item_tokens, context_tokens),
+            self._notes_budget(budget),
+            count,
         )
-        items = assemble(kept, compaction, context)
+        items = assemble(kept, compaction, context, self._notes_items(carried))
         return _Result(
             strategy="remote",
             items=items,
@@ -438,6 +468,7 @@ class Compactor:
             kept=len(kept),
             kept_truncated=truncated,
             remote_form="trigger",
+            carried=carried if self._config().carry_notes else None,
         )
 
     async def _remote_standalone(
@@ -463,6 +494,13 @@ class Compactor:
             extra_headers=self._headers(),
         )
         items = _insert_before_last_user(filter_remote_output(output), context)
+        # The user messages the server's history no longer holds left the view: their notes
+        # go just before the compaction item.
+        still = set(real_user_messages(items))
+        carried = self._carry(
+            history, [m for m in real_user_messages(history) if m not in still], budget
+        )
+        items = _insert_before_compaction(items, self._notes_items(carried))
         shrunk = None
         room = budget.history_room
         if room is not None:
@@ -471,7 +509,9 @@ class Compactor:
                 items,
                 item_counts,
                 room,
-                protect=lambda item: is_compaction_item(item) or item in context,
+                protect=lambda item: (
+                    is_compaction_item(item) or is_notes_message(item) or item in context
+                ),
                 count=self._counter.count,
                 count_item=self._counter.count_item,
             )
@@ -488,6 +528,7 @@ class Compactor:
             kept=sum(1 for item in items if is_message(item, "user") and item not in context),
             shrunk=shrunk,
             remote_form="standalone",
+            carried=carried,
         )
 
     def _kept_counting(
@@ -560,6 +601,7 @@ class Compactor:
             budget=budget.kept_budget(summary_tokens, context_tokens),
             room=budget.history_room,
             count=count,
+            notes_budget=self._notes_budget(budget),
         )
         shrunk = rebuilt.shrunk
         return _Result(
@@ -572,6 +614,7 @@ class Compactor:
             trimmed=local.trimmed + local.truncated,
             cut_short=local.cut_short,
             kept_previous_summary=kept_previous,
+            carried=rebuilt.carried if self._config().carry_notes else None,
             shrunk=(
                 {
                     "dropped_messages": shrunk.dropped_messages,
@@ -652,6 +695,7 @@ class Compactor:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
+            **_carried_fields(result.carried),
         )
         try:
             self._record(
@@ -764,6 +808,30 @@ def _previous_summary(history: list[Item]) -> str | None:
         if is_summary_message(item):
             return message_text(item)[len(prefix) :]
     return None
+
+
+def _carried_fields(carried: CarriedOver | None) -> dict[str, Any]:
+    """What the marker says was carried over (nothing when the notes are off)."""
+    if carried is None:
+        return {}
+    return {
+        "carried_notes": list(carried.notes),
+        "carried_files": carried.files,
+        "carried_commands": list(carried.commands),
+        "carried_dropped": carried.dropped,
+    }
+
+
+def _insert_before_compaction(items: list[Item], carried: list[Item]) -> list[Item]:
+    """``carried`` just before the (last) compaction item, or last when there is none."""
+    if not carried:
+        return items
+    result = list(items)
+    for index in range(len(result) - 1, -1, -1):
+        if is_compaction_item(result[index]):
+            result[index:index] = carried
+            return result
+    return result + carried
 
 
 def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:
