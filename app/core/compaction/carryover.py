@@ -31,12 +31,11 @@ from ..tokens import approx_tokens
 # model) recognises it. Its first line never says "summary": it is not one.
 NOTES_LABEL = "[Coco carried notes]"
 NOTES_INTRO = (
-    f"{NOTES_LABEL} What the user told you earlier in this conversation, in their own words, "
-    "kept by Coco when older messages were compacted out of your view, and the files and "
-    "commands the earlier work touched. Treat them as still true unless the user says "
-    "otherwise."
+    f"{NOTES_LABEL} Kept from older messages compacted out of your view: what the user told "
+    "you, in their own words, and the files and commands of the earlier work. Still true "
+    "unless the user says otherwise."
 )
-NOTES_HEADING = "What the user told you (oldest first):"
+NOTES_HEADING = "The user told you (oldest first):"
 CHANGED_HEADING = "Files changed (newest first):"
 READ_HEADING = "Files read (newest first):"
 COMMANDS_HEADING = "Commands run (newest first):"
@@ -44,9 +43,9 @@ _HEADINGS = (NOTES_HEADING, CHANGED_HEADING, READ_HEADING, COMMANDS_HEADING)
 
 # A note is at most this many characters: a fact inside a long run-on paragraph comes out as
 # the words around it, not the paragraph.
-MAX_NOTE_CHARS = 220
+MAX_NOTE_CHARS = 140
 # Around each fact in a sentence longer than that: this many characters on either side.
-SPAN_CONTEXT_CHARS = 70
+SPAN_CONTEXT_CHARS = 50
 MAX_SPANS_PER_SENTENCE = 2
 MAX_PATH_CHARS = 160
 MAX_COMMAND_CHARS = 160
@@ -107,18 +106,25 @@ _IDENT = (
     r"|\b[a-z]+(?:\.[a-z_][\w]*){2,}\b"  # com.example.app
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit hashes
 )
-_NAME = (
+_NAME = (  # a name the user gives: "my name is Ada", "the bot is called Coco"
     r"(?i:\b(?:name\s+is|named|called|call\s+me|i\s+am|i'm|is\s+called))\s+[A-Z][\w'-]+"
     r"(?:\s+[A-Z][\w'-]+)?"
-    r"|(?<=[a-z,;:]\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+"  # Two Capitalised words mid-sentence
+)
+_PROPER = (
+    r"(?<=[a-z,;:]\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+"  # Two Capitalised words mid-sentence
     r"|\b[A-Z]{2,}[a-z]*[A-Z]*\b"  # acronyms and product names: AWS, GCP, MySQL
 )
+# A rule is said as one: at the start of a sentence or clause, or by "you/we/I" ("Never
+# propose X", "we always deploy on Monday", "deploys must go through CI", "please use X"). A
+# "never" or "must" in the middle of ordinary prose is not a rule.
 _RULE = (
-    r"\b(?:always|never|must|mustn't|must\s+not|make\s+sure|ensure|please\s+use|"
-    r"only\s+use|do\s+not\s+use|avoid|forbidden|not\s+allowed|required|prefer|"
-    r"i\s+(?:prefer|want|need|like)|from\s+now\s+on|keep\s+in\s+mind|remember\s+that|"
-    r"no\s+more\s+than|at\s+most|at\s+least)\b"
-    r"|(?:^|[.;:!?,(]\s*|\b(?:please|and|but|so|you|we|then)\s+)(?:don't|do\s+not|never)\b"
+    r"(?:^|[.;:!?,(]\s*|\b(?:please|and|but|so|you|we|they|then|also)\s+)"
+    r"(?:always|never|don't|do\s+not|make\s+sure|ensure|avoid|only\s+use)\b"
+    r"|\bmust(?:n't)?\s+(?:not|never|always|be|go|use|stay|run|have|keep|include|follow|"
+    r"pass|only)\b"
+    r"|\b(?:please\s+use|make\s+sure|from\s+now\s+on|keep\s+in\s+mind|remember\s+that|"
+    r"i\s+prefer|we\s+prefer|i\s+want\s+you\s+to|no\s+more\s+than|at\s+most|at\s+least|"
+    r"not\s+allowed|forbidden)\b"
 )
 # Acronyms that carry nothing on their own.
 _PLAIN_CAPS = frozenset(
@@ -135,9 +141,13 @@ _KINDS_ANY_CASE: tuple[tuple[str, str, int], ...] = (
     ("date", _DATE, 2),
     ("number", _NUMBER, 2),
     ("path", _PATH, 3),
-    ("rule", _RULE, 3),
+    ("rule", _RULE, 1),
 )
-_KINDS_CASED: tuple[tuple[str, str, int], ...] = (("ident", _IDENT, 2), ("name", _NAME, 1))
+_KINDS_CASED: tuple[tuple[str, str, int], ...] = (
+    ("ident", _IDENT, 2),
+    ("name", _NAME, 3),
+    ("proper", _PROPER, 1),
+)
 _FACT_ANY_CASE = re.compile(
     "|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _KINDS_ANY_CASE), re.IGNORECASE
 )
@@ -159,6 +169,8 @@ _CODE_LINE = re.compile(
     r"|[;{}]\s*$|^\s{4,}\S"
 )
 _SPACES = re.compile(r"\s+")
+# The marker a middle-truncated message carries (Coco's, not the user's words): a break.
+_TRUNCATION = re.compile(r"…\d+ tokens truncated…")
 _WORD_CHARS = re.compile(r"\w+")
 
 
@@ -265,7 +277,7 @@ def extract_notes(text: str) -> list[str]:
     they are material, not what the user told the model."""
     notes: list[str] = []
     in_fence = False
-    for line in text.splitlines():
+    for line in _TRUNCATION.sub("\n", text).splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -284,7 +296,7 @@ def _facts(sentence: str) -> list[tuple[int, int, str]]:
     for pattern in (_FACT_ANY_CASE, _FACT_CASED):
         for match in pattern.finditer(sentence):
             kind = match.lastgroup or ""
-            if kind == "name" and match.group(0).strip() in _PLAIN_CAPS:
+            if kind == "proper" and match.group(0).strip() in _PLAIN_CAPS:
                 continue
             found.append((match.start(), match.end(), kind))
     found.sort()
@@ -395,8 +407,12 @@ def tool_traffic(items: Iterable[Item]) -> tuple[list[str], list[str], list[str]
     changed: list[str] = []
     read: list[str] = []
     commands: list[str] = []
+    items = list(items)
+    failed = _failed_calls(items)
     for item in items:
         kind = item_type(item)
+        if item.get("call_id") in failed:
+            continue
         if kind == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
@@ -427,6 +443,19 @@ def tool_traffic(items: Iterable[Item]) -> tuple[list[str], list[str], list[str]
                 (changed if what == "changed" else read).append(_short(value, MAX_PATH_CHARS))
                 break
     return _newest_first(changed), _newest_first(read), _newest_first(commands)
+
+
+def _failed_calls(items: list[Item]) -> set[object]:
+    """Call ids whose output says the call failed (a file that was not there was not read)."""
+    failed: set[object] = set()
+    for item in items:
+        if item_type(item) != "function_call_output":
+            continue
+        output = item.get("output")
+        head = output[:200].lower() if isinstance(output, str) else ""
+        if head.startswith(("error", "failed")) or " failed: " in head or "no such file" in head:
+            failed.add(item.get("call_id"))
+    return failed
 
 
 def _newest_first(entries: list[str], older: Iterable[str] = ()) -> list[str]:
