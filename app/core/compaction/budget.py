@@ -37,7 +37,7 @@ KEPT_FLOOR = 64
 # The carried notes (the user's facts, files and commands, :mod:`carryover`) may take this
 # share of the history's room, within these bounds; the kept messages get what they leave.
 NOTES_SHARE_OF_ROOM = 0.3
-NOTES_FLOOR = 48
+NOTES_FLOOR = 96
 NOTES_CEILING = 4_000
 # Slack kept free in the window when deciding whether a request fits: the server's tokenizer is
 # not Coco's (Gemma's counts ran up to 9 % above tiktoken's on English text).

@@ -160,7 +160,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are pasted output or code, not the user speaking.
 _LOG_LINE = re.compile(
     r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d|\[?\d{2}:\d{2}:\d{2}|\[?(?:DEBUG|INFO|WARN(?:ING)?|ERROR"
-    r"|TRACE|FATAL|CRITICAL)\b|Traceback \(|File \"|at [\w.$]+\(|\s*\^+\s*$|[<>+-]{3}\s|@@ )"
+    r"|TRACE|FATAL|CRITICAL)\b|Traceback \(|File \"|[\w.]*(?:Error|Exception|Warning)\b:|at [\w.$]+\(|\s*\^+\s*$|[<>+-]{3}\s|@@ )"
 )
 _CODE_LINE = re.compile(
     r"^\s*(?:def |class |import |from \S+ import |return\b|if .*:\s*$|for .*:\s*$|elif |else:|"
@@ -484,7 +484,7 @@ def carry_over(
 
     Nothing the previous block carried is lost unless the budget forces it; then the least
     specific notes go first, the oldest first among equals, and the files and commands lists
-    give way to the notes past :data:`LISTS_SHARE` of the block. ``count`` sizes the block
+    give way first, down to :data:`LISTS_SHARE` of the budget. ``count`` sizes the block
     (one call per size check, never one per sentence: an estimate from bytes by default)."""
     notes: list[_Note] = []
     seen: set[str] = set()
@@ -506,6 +506,10 @@ def carry_over(
     commands = _newest_first(list(reversed(new_commands)), previous.commands)[:MAX_COMMANDS]
     if budget <= 0:
         return CarriedOver()
+    # The lists give way first, down to their share of the budget: the notes are the point.
+    lists_cap = int(budget * LISTS_SHARE)
+    while (changed or read or commands) and _lists_tokens(changed, read, commands) > lists_cap:
+        max((commands, read, changed), key=len).pop()
     dropped = 0
     evict = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)  # pop() = first out
     while True:
@@ -517,23 +521,23 @@ def carry_over(
         size = count(block.text())
         if size <= budget:
             return block
-        lists = approx_tokens("\n".join([*changed, *read, *commands]))
         # Estimate how much must go, then cut by bytes, not one count per entry.
         excess = size - budget
-        if (lists > size * LISTS_SHARE or not notes) and (changed or read or commands):
+        if evict:
+            while excess > 0 and evict:
+                victim = evict.pop()
+                notes.remove(victim)
+                dropped += 1
+                excess -= approx_tokens(victim.text) + 2
+        elif changed or read or commands:
             while excess > 0 and (changed or read or commands):
-                longest = max((commands, read, changed), key=len)
-                excess -= approx_tokens(longest.pop()) + 2
-            continue
-        if not notes:
-            return CarriedOver()
-        while excess > 0 and evict:
-            victim = evict.pop()
-            notes.remove(victim)
-            dropped += 1
-            excess -= approx_tokens(victim.text) + 2
-        if not evict and notes:
-            notes.clear()
+                excess -= approx_tokens(max((commands, read, changed), key=len).pop()) + 2
+        else:
+            return CarriedOver(dropped=dropped)
+
+
+def _lists_tokens(*lists: list[str]) -> int:
+    return sum(approx_tokens(entry) + 2 for entries in lists for entry in entries)
 
 
 def _without_contained(notes: list[_Note]) -> list[_Note]:
