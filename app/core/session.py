@@ -19,8 +19,8 @@ from . import protocol as p
 from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
 from .compaction import policy
-from .compaction.fit import truncate_text
 from .compaction.carryover import is_notes_message
+from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import Compactor
