@@ -148,10 +148,22 @@ _KINDS_CASED: tuple[tuple[str, str, int], ...] = (
     ("name", _NAME, 3),
     ("proper", _PROPER, 1),
 )
-_FACT_ANY_CASE = re.compile(
-    "|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _KINDS_ANY_CASE), re.IGNORECASE
+# One pattern per kind, each tried only on a sentence holding what that kind needs (a digit,
+# a slash, an "@", a backtick, one of its words): one big alternation tried at every position
+# of every sentence costs ten times more.
+_PATTERNS = {
+    kind: re.compile(pattern, re.IGNORECASE if index < len(_KINDS_ANY_CASE) else 0)
+    for index, (kind, pattern, _) in enumerate((*_KINDS_ANY_CASE, *_KINDS_CASED))
+}
+_PRIORITY = {kind: index for index, (kind, _, _) in enumerate((*_KINDS_ANY_CASE, *_KINDS_CASED))}
+_DIGIT = re.compile(r"\d")
+_DOTTED = re.compile(r"\w\.[A-Za-z]")
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}|(?<=\S\s)(?!I\b)[A-Z]")
+_RULE_WORDS = frozenset(
+    ["always", "never", "must", "mustn't", "don't", "not", "sure", "ensure", "avoid", "use", "now", "mind", "remember", "prefer", "want", "most", "least", "more", "allowed", "forbidden"]
 )
-_FACT_CASED = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _KINDS_CASED))
+_NAME_WORDS = frozenset(["name", "named", "called", "call", "am", "i'm"])
+_WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
 _KINDS = (*_KINDS_ANY_CASE, *_KINDS_CASED)
 _WEIGHTS = {kind: weight for kind, _, weight in _KINDS}
 
@@ -168,6 +180,7 @@ _CODE_LINE = re.compile(
     r"\}|\{|//|/\*|\*/|#!|\$ |>>> )"
     r"|[;{}]\s*$|^\s{4,}\S"
 )
+_LOWER_WORDS = re.compile(r"[a-z']+")
 _SPACES = re.compile(r"\s+")
 # The marker a middle-truncated message carries (Coco's, not the user's words): a break.
 _TRUNCATION = re.compile(r"…\d+ tokens truncated…")
@@ -229,8 +242,18 @@ class _Note:
 
 
 def is_notes_message(item: Item) -> bool:
-    """Whether ``item`` is a carried-notes block (recognised by its label)."""
-    return is_message(item, "user") and is_notes_text(message_text(item))
+    """Whether ``item`` is a carried-notes block (recognised by its label). Looks at the first
+    text part only: called on every user message of a history, it must not join them."""
+    if not is_message(item, "user"):
+        return False
+    content = item.get("content")
+    if isinstance(content, str):
+        return content.startswith(NOTES_LABEL)
+    if isinstance(content, list) and content:
+        first = content[0]
+        text = first.get("text") if isinstance(first, dict) else first
+        return isinstance(text, str) and text.startswith(NOTES_LABEL)
+    return False
 
 
 def is_notes_text(text: str) -> bool:
@@ -290,17 +313,54 @@ def extract_notes(text: str) -> list[str]:
     return notes
 
 
+def _kinds_to_try(sentence: str) -> list[str]:
+    """The kinds of fact ``sentence`` may hold, from cheap looks at it."""
+    digit = _DIGIT.search(sentence) is not None
+    words = set(_LOWER_WORDS.findall(sentence.lower()))
+    dotted = _DOTTED.search(sentence) is not None
+    kinds: list[str] = []
+    if "://" in sentence:
+        kinds.append("url")
+    if "@" in sentence:
+        kinds.append("email")
+    if "`" in sentence:
+        kinds.append("code")
+    if digit or not _WEEKDAYS.isdisjoint(words):
+        kinds.append("date")
+    if digit:
+        kinds.append("number")
+    if "/" in sentence or "\\" in sentence or dotted:
+        kinds.append("path")
+    if not _RULE_WORDS.isdisjoint(words):
+        kinds.append("rule")
+    mixed = _MIXED_CASE.search(sentence) is not None
+    if digit or dotted or "_" in sentence or mixed:
+        kinds.append("ident")
+    if not _NAME_WORDS.isdisjoint(words):
+        kinds.append("name")
+    if mixed:
+        kinds.append("proper")
+    return kinds
+
+
 def _facts(sentence: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every fact in ``sentence``."""
-    found: list[tuple[int, int, str]] = []
-    for pattern in (_FACT_ANY_CASE, _FACT_CASED):
-        for match in pattern.finditer(sentence):
-            kind = match.lastgroup or ""
+    """(start, end, kind) of every fact in ``sentence``, in order, none overlapping (where
+    two kinds match the same words, the kind listed first in ``_KINDS`` holds them)."""
+    found: list[tuple[int, int, int, str]] = []
+    for kind in _kinds_to_try(sentence):
+        for match in _PATTERNS[kind].finditer(sentence):
             if kind == "proper" and match.group(0).strip() in _PLAIN_CAPS:
                 continue
-            found.append((match.start(), match.end(), kind))
+            found.append((match.start(), _PRIORITY[kind], match.end(), kind))
+    if len(found) < 2:
+        return [(start, end, kind) for start, _, end, kind in found]
     found.sort()
-    return found
+    kept: list[tuple[int, int, str]] = []
+    for start, _, end, kind in found:
+        if kept and start < kept[-1][1]:
+            continue
+        kept.append((start, end, kind))
+    return kept
 
 
 def specificity(text: str) -> int:
@@ -541,17 +601,8 @@ def _lists_tokens(*lists: list[str]) -> int:
 
 
 def _without_contained(notes: list[_Note]) -> list[_Note]:
-    """Notes whose words are all inside a longer note go (the longer one says it all)."""
-    if len(notes) > 400:  # quadratic below: past this, exact duplicates only
-        return notes
-    keys = [n.key for n in notes]
-    kept: list[_Note] = []
-    for index, note in enumerate(notes):
-        if any(
-            other != index and len(keys[other]) > len(note.key) and note.key in keys[other]
-            for other in range(len(notes))
-        ):
-            continue
-        kept.append(note)
-    return kept
+    """Notes whose words are all inside a longer note go (the longer one says it all). One
+    search of each key in all the keys joined: a key found twice is inside another note."""
+    joined = "\n".join(n.key for n in notes)
+    return [n for n in notes if joined.count(n.key) < 2]
 
