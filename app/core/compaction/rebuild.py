@@ -5,12 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..items import Item, is_injected_context, is_message, message_text, user_message
+from ..items import (
+    INJECTED_PREFIXES,
+    Item,
+    is_injected_context,
+    is_message,
+    item_type,
+    message_text,
+    user_message,
+)
 from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
 from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
-from .carryover import CarriedOver, carry_over, is_notes_message, previous_notes
+from .carryover import (
+    TOOL_ITEM_TYPES,
+    CarriedOver,
+    candidate_limit,
+    carry_over,
+    extract_many,
+    is_notes_message,
+    is_notes_text,
+    notes_from_text,
+)
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
-from .prompts import is_summary_message, summary_text
+from .prompts import is_summary_message, summary_prefix, summary_text
 
 # Codex's budget for user messages carried over verbatim (the ceiling on large windows).
 KEPT_USER_MESSAGE_TOKENS = KEPT_USER_MESSAGE_CEILING
@@ -111,13 +128,14 @@ def select_with_notes(
     )
     if notes_budget is None:
         return kept, truncated, CarriedOver(), 0
-    # The notes need what leaves the view: one pass over the history (the kept messages alone
-    # were read newest first, as far as the budget went).
-    messages = real_user_messages(history)
-    previous = previous_notes(history)
-    carried = carry_over(
-        leaving_messages(messages, kept, truncated), history, previous, notes_budget, count
-    )
+    # The notes need what leaves the view: one pass over the history for the user's messages,
+    # the block it holds and the tool calls (the kept messages alone were read newest first,
+    # as far as the budget went); each message is read for facts once.
+    messages, previous, tools = notes_material(history)
+    leaving = leaving_messages(messages, kept, truncated)
+    limit = candidate_limit(notes_budget)
+    extracted = extract_many(leaving, limit)
+    carried = carry_over(leaving, tools, previous, notes_budget, count, extracted)
     if carried.empty:
         return kept, truncated, carried, 0
     tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
@@ -127,15 +145,41 @@ def select_with_notes(
         fewer, truncated = select_kept_messages(messages, narrower, count)
         if fewer != kept:
             kept = fewer
-            carried = carry_over(
-                leaving_messages(messages, kept, truncated),
-                history,
-                previous,
-                notes_budget,
-                count,
-            )
+            more = leaving_messages(messages, kept, truncated)
+            # What leaves now is what left before and a few newer messages: only those are
+            # read for facts.
+            if more[: len(leaving)] == leaving:
+                extracted = extracted + extract_many(more[len(leaving) :], limit)
+            else:
+                extracted = extract_many(more, limit)
+            carried = carry_over(more, tools, previous, notes_budget, count, extracted)
             tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
     return kept, truncated, carried, tokens
+
+
+def notes_material(history: list[Item]) -> tuple[list[str], CarriedOver, list[Item]]:
+    """In one pass: the user's own messages, the newest carried-notes block (read back) and
+    the tool traffic of ``history``."""
+    messages: list[str] = []
+    tools: list[Item] = []
+    block = ""
+    summary_head = summary_prefix() + "\n"
+    for item in history:
+        kind = item_type(item)
+        if kind == "message":
+            if item.get("role") != "user":
+                continue
+            text = message_text(item)  # once: the checks below read the text, not the item
+            if is_notes_text(text):
+                block = text
+            elif not (
+                text.lstrip().startswith(INJECTED_PREFIXES) or text.startswith(summary_head)
+            ):
+                messages.append(text)
+        elif kind in TOOL_ITEM_TYPES:
+            tools.append(item)
+    previous = notes_from_text(block) if block else CarriedOver()
+    return messages, previous, tools
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ failure leaves everything exactly as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
-from .carryover import CarriedOver, carry_over, is_notes_message, previous_notes
+from .carryover import CarriedOver, carry_over, is_notes_message
 from .counting import CountMemo
 from .fit import fit_items
 from .local import COMPACTION_HEADERS, ContextTooLarge, ItemCounts, LocalCompaction
@@ -40,6 +40,7 @@ from .rebuild import (
     assemble,
     build_compacted_history,
     filter_remote_output,
+    notes_material,
     real_user_messages,
     select_with_notes,
 )
@@ -300,7 +301,7 @@ class Compactor:
         budget = self.budget()
         # Everything before the item left the view: its notes go beside the item.
         history = self._history.raw_items()
-        carried = self._carry(history, real_user_messages(history), budget)
+        carried = self._carry(history, budget)
         items = [*self._notes_items(carried), item]
         self._apply(
             turn_id,
@@ -321,16 +322,16 @@ class Compactor:
         return budget.notes_budget() if self._config().carry_notes else None
 
     def _carry(
-        self, history: list[Item], leaving: list[str], budget: CompactionBudget
+        self, history: list[Item], budget: CompactionBudget, still: Collection[str] = ()
     ) -> CarriedOver | None:
-        """The carried notes for a history the server compacted (``leaving``: the user
-        messages it no longer holds verbatim)."""
+        """The carried notes for a history the server compacted: every user message of
+        ``history`` not ``still`` in the view it returned has left it."""
         notes_budget = self._notes_budget(budget)
         if notes_budget is None:
             return None
-        return carry_over(
-            leaving, history, previous_notes(history), notes_budget, self._counts.count
-        )
+        messages, previous, tools = notes_material(history)
+        leaving = [m for m in messages if m not in still] if still else messages
+        return carry_over(leaving, tools, previous, notes_budget, self._counts.count)
 
     @staticmethod
     def _notes_items(carried: CarriedOver | None) -> list[Item]:
@@ -511,10 +512,7 @@ class Compactor:
         items = _insert_before_last_user(filter_remote_output(output), context)
         # The user messages the server's history no longer holds left the view: their notes
         # go just before the compaction item.
-        still = set(real_user_messages(items))
-        carried = self._carry(
-            history, [m for m in real_user_messages(history) if m not in still], budget
-        )
+        carried = self._carry(history, budget, still=set(real_user_messages(items)))
         items = _insert_before_compaction(items, self._notes_items(carried))
         shrunk = None
         room = budget.history_room
