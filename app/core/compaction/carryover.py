@@ -733,6 +733,7 @@ def carry_over(
     budget: int,
     count: Callable[[str], int] = approx_tokens,
     extracted: list[tuple[str, int]] | None = None,
+    traffic: tuple[list[str], list[str], list[str]] | None = None,
 ) -> CarriedOver:
     """The notes the rebuilt history carries: ``previous`` (the block the history held) merged
     with the facts of the user messages ``leaving`` the view (oldest first) and the files and
@@ -742,7 +743,8 @@ def carry_over(
     specific notes go first, the oldest first among equals, and the files and commands lists
     give way first, down to :data:`LISTS_SHARE` of the budget. ``count`` sizes the block
     (one call per size check, never one per sentence: an estimate from bytes by default).
-    ``extracted``: the notes of ``leaving`` when the caller has them already."""
+    ``extracted``: the notes of ``leaving``, ``traffic``: :func:`tool_traffic` of
+    ``tool_items``, when the caller has them already."""
     if extracted is None:
         extracted = extract_many(list(leaving), candidate_limit(budget))
     notes: list[_Note] = []
@@ -756,12 +758,12 @@ def carry_over(
         notes.append(_Note(text=text, order=len(notes), score=score, key=key))
     if len(notes) > MAX_CANDIDATES:
         # Far more than any budget holds: the ones eviction would take first go now.
-        best = sorted(notes, key=lambda n: (n.score, n.order))[-MAX_CANDIDATES:]
-        dropped_early = len(notes) - len(best)
-        notes = sorted(best, key=lambda n: n.order)
+        strongest = sorted(notes, key=lambda n: (n.score, n.order))[-MAX_CANDIDATES:]
+        dropped_early = len(notes) - len(strongest)
+        notes = sorted(strongest, key=lambda n: n.order)
     else:
         dropped_early = 0
-    new_changed, new_read, new_commands = tool_traffic(tool_items)
+    new_changed, new_read, new_commands = traffic or tool_traffic(tool_items)
     changed = _newest_first(list(reversed(new_changed)), previous.files_changed)[:MAX_FILES]
     read = [
         p for p in _newest_first(list(reversed(new_read)), previous.files_read)
@@ -774,30 +776,49 @@ def carry_over(
     lists_cap = int(budget * LISTS_SHARE)
     while (changed or read or commands) and _lists_tokens(changed, read, commands) > lists_cap:
         max((commands, read, changed), key=len).pop()
-    dropped = dropped_early
-    evict = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)  # pop() = first out
-    while True:
+    # Which notes stay: the most specific first, the newest first among equals, while their
+    # estimated size fits; then one real count, and a smaller estimate if that was short.
+    ranked = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)
+    # A note's line ("- " + text + a line break) in bytes / 4, not rounded: the block is
+    # counted whole.
+    costs = {n.order: (len(n.text.encode("utf-8")) + 3) / 4 for n in notes}
+    target = budget
+    best: CarriedOver | None = None
+    for _ in range(6):
+        header = CarriedOver((), tuple(changed), tuple(read), tuple(commands)).text()
+        fixed = approx_tokens(header) + (len(NOTES_HEADING) + 2) / 4
+        room: float = target - fixed
+        chosen: set[int] = set()
+        for note in ranked:
+            if costs[note.order] <= room:
+                chosen.add(note.order)
+                room -= costs[note.order]
+            elif room < 8:
+                break
+        kept = tuple(n.text for n in notes if n.order in chosen)
         block = CarriedOver(
-            tuple(n.text for n in notes), tuple(changed), tuple(read), tuple(commands), dropped
+            kept, tuple(changed), tuple(read), tuple(commands),
+            dropped_early + len(notes) - len(kept),
         )
         if block.empty:
             return block
         size = count(block.text())
         if size <= budget:
-            return _without_contained_notes(block)
-        # Estimate how much must go, then cut by bytes, not one count per entry.
-        excess = size - budget
-        if evict:
-            while excess > 0 and evict:
-                victim = evict.pop()
-                notes.remove(victim)
-                dropped += 1
-                excess -= approx_tokens(victim.text) + 2
-        elif changed or read or commands:
-            while excess > 0 and (changed or read or commands):
-                excess -= approx_tokens(max((commands, read, changed), key=len).pop()) + 2
-        else:
-            return CarriedOver(dropped=dropped)
+            if best is not None and len(block.notes) <= len(best.notes):
+                break
+            best = block
+            if len(kept) == len(notes) or budget - size < 6:
+                break
+            target += budget - size  # the estimate was generous: room for more
+            continue
+        if best is not None:
+            break
+        target -= size - budget + 4
+        if not kept and (changed or read or commands):
+            max((commands, read, changed), key=len).pop()
+    if best is None:
+        return CarriedOver(dropped=dropped_early + len(notes))
+    return _without_contained_notes(best)
 
 
 def candidate_limit(budget: int) -> int:

@@ -25,6 +25,7 @@ from .carryover import (
     is_notes_message,
     is_notes_text,
     notes_from_text,
+    tool_traffic,
 )
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
 from .prompts import is_summary_message, summary_prefix, summary_text
@@ -135,7 +136,8 @@ def select_with_notes(
     leaving = leaving_messages(messages, kept, truncated)
     limit = candidate_limit(notes_budget)
     extracted = extract_many(leaving, limit)
-    carried = carry_over(leaving, tools, previous, notes_budget, count, extracted)
+    traffic = tool_traffic(tools)
+    carried = carry_over(leaving, tools, previous, notes_budget, count, extracted, traffic)
     if carried.empty:
         return kept, truncated, carried, 0
     tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
@@ -152,7 +154,9 @@ def select_with_notes(
                 extracted = extracted + extract_many(more[len(leaving) :], limit)
             else:
                 extracted = extract_many(more, limit)
-            carried = carry_over(more, tools, previous, notes_budget, count, extracted)
+            carried = carry_over(
+                more, tools, previous, notes_budget, count, extracted, traffic
+            )
             tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
     return kept, truncated, carried, tokens
 
