@@ -214,8 +214,6 @@ _WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "
 _KINDS = (*_KINDS_ANY_CASE, *_KINDS_CASED)
 _WEIGHTS = {kind: weight for kind, _, weight in _KINDS}
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 # Lines that are pasted output or code, not the user speaking.
 _LOG_LINE = re.compile(
     r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d|\[?\d{2}:\d{2}:\d{2}|\[?(?:DEBUG|INFO|WARN(?:ING)?|ERROR"
