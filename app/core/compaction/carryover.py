@@ -821,8 +821,8 @@ def carry_over(
 
 def candidate_limit(budget: int) -> int:
     """How many of the newest notes are worth reading for a block of ``budget`` tokens: about
-    twice what it can hold (a note is rarely under a dozen tokens)."""
-    return max(64, budget // 6)
+    twice what it can hold (a note takes some twenty tokens)."""
+    return max(48, budget // 10)
 
 
 def _lists_tokens(*lists: list[str]) -> int:
