@@ -254,6 +254,13 @@ class CompactionMarker(BaseModel):
     shrunk: dict[str, Any] | None = None
     # The keys of the pinned messages this compaction carried, verbatim, before the summary.
     carried_pins: list[str] = Field(default_factory=list)
+    # What the carried-notes block holds after this compaction (issue 23): the user's facts in
+    # their own words (oldest first), the files read or changed ("path (changed)") and the
+    # commands run, and how many notes its budget forced out this time.
+    carried_notes: list[str] = Field(default_factory=list)
+    carried_files: list[str] = Field(default_factory=list)
+    carried_commands: list[str] = Field(default_factory=list)
+    carried_dropped: int = 0
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> CompactionMarker:
@@ -376,6 +383,7 @@ class ContextEntry(BaseModel):
     is_summary: bool = False
     injected: bool = False  # an environment / instructions block Coco added
     pinned: bool = False  # a message the user pinned (kept verbatim through compactions)
+    carried_notes: bool = False  # the block of the user's facts, files and commands
     text: str = ""  # the readable content (messages, tool arguments and outputs)
 
 

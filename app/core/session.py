@@ -19,6 +19,7 @@ from . import protocol as p
 from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
 from .compaction import policy
+from .compaction.carryover import is_notes_message
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
@@ -248,6 +249,7 @@ class Session:
                     is_summary=is_summary_message(item),
                     injected=is_injected_context(item),
                     pinned=self._compactor.pins.holds(item),
+                    carried_notes=is_notes_message(item),
                     text=readable,
                 )
             )

@@ -51,9 +51,9 @@ class CompactionRow(TranscriptRow):
     (expandable), and Undo while the core still allows it."""
 
     __slots__ = (
-        "automatic", "dimmed", "edit_undoable", "editable", "edited", "expanded", "figures",
-        "figures_tip", "focus", "freed_little", "info", "item_id", "retryable", "started",
-        "state", "strategy", "summary", "title", "undoable",
+        "automatic", "carried", "dimmed", "edit_undoable", "editable", "edited", "expanded",
+        "figures", "figures_tip", "focus", "freed_little", "info", "item_id", "retryable",
+        "started", "state", "strategy", "summary", "title", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -66,6 +66,7 @@ class CompactionRow(TranscriptRow):
         self.focus: str | None = None  # the focus it was asked for, to run it again with
         self.freed_little = False
         self.summary = ""
+        self.carried = ""  # what the carried notes hold, as Markdown (shown with the summary)
         self.strategy = ""
         self.started = time.monotonic()
         # Rows this marker dimmed, with their state before, so an undo can restore them.
@@ -93,6 +94,7 @@ class CompactionRow(TranscriptRow):
         """Fill in the figures of a finished compaction."""
         self.state = "done"
         self.summary = marker.summary
+        self.carried = carried_markdown(marker)
         self.strategy = marker.strategy
         self.automatic = marker.trigger != "manual"
         trigger_text = TRIGGER_TEXT.get(marker.trigger, marker.trigger)
@@ -118,6 +120,9 @@ class CompactionRow(TranscriptRow):
         info: list[str] = []
         if marker.kept_user_messages:
             info.append(_kept_words(marker.kept_user_messages, marker.kept_truncated))
+        carried = carried_summary(marker)
+        if carried:
+            info.append(carried)
         if marker.trimmed_items:
             info.append(
                 f"{marker.trimmed_items} older item(s) trimmed to fit the compaction request"
@@ -261,6 +266,7 @@ class CompactionRow(TranscriptRow):
         lines = 2 + (1 if self.info else 0)
         if self.expanded:
             lines += text_lines(self.summary, width - 24, metrics)
+            lines += text_lines(self.carried, width - 24, metrics)
         return 20 + lines * metrics.line_height
 
 
@@ -382,14 +388,18 @@ class CompactionRowWidget(RowWidget):
         self.undo_edit_button.setVisible(editing and row.edit_undoable)
         self._edits.setVisible(row.edited or editing)
         expanded = row.expanded
-        if expanded and self._summary_shown != row.summary:
-            # The summary is rendered the first time it is shown.
+        if expanded and self._summary_shown != row.summary + row.carried:
+            # The summary (and what was carried beside it) is rendered the first time it is
+            # shown.
             if row.summary:
-                self.summary_view.setHtml(self._renderer.render(row.summary).html)
+                shown = self._renderer.render(row.summary).html
             else:
                 text = REMOTE_SUMMARY_TEXT if row.strategy == "remote" else "No summary text."
-                self.summary_view.setHtml(f"<p><i>{text}</i></p>")
-            self._summary_shown = row.summary
+                shown = f"<p><i>{text}</i></p>"
+            if row.carried:
+                shown += self._renderer.render(row.carried).html
+            self.summary_view.setHtml(shown)
+            self._summary_shown = row.summary + row.carried
             self.summary_view.updateGeometry()
         self.summary_view.setVisible(expanded)
         self.summary_button.setIcon(icon("chevron-down" if expanded else "chevron-right"))
@@ -440,6 +450,48 @@ class SummaryEditDialog(QDialog):
     def accept(self) -> None:
         self.row.request_edit(self.text_edit.toPlainText())
         super().accept()
+
+
+def carried_summary(marker: CompactionMarker) -> str:
+    """``8 notes, 2 pins, 5 files, 2 commands carried over``: what the compaction carried into
+    the model's view without asking the summarizer (the notes block and the pinned messages)."""
+    parts = [
+        f"{n} {noun if n == 1 else noun + 's'}"
+        for n, noun in (
+            (len(marker.carried_notes), "note"),
+            (len(marker.carried_pins), "pin"),
+            (len(marker.carried_files), "file"),
+            (len(marker.carried_commands), "command"),
+        )
+        if n
+    ]
+    if not parts:
+        return ""
+    text = ", ".join(parts) + " carried over"
+    if marker.carried_dropped:
+        text += f" ({marker.carried_dropped} older left out for room)"
+    return text
+
+
+def carried_markdown(marker: CompactionMarker) -> str:
+    """The carried notes as the expanded marker lists them, under the summary."""
+    sections: list[str] = []
+    for heading, entries, code in (
+        ("What you told the model, carried over", marker.carried_notes, False),
+        ("Files", marker.carried_files, True),
+        ("Commands", marker.carried_commands, True),
+    ):
+        if entries:
+            lines = "\n".join(
+                f"- `{entry}`" if code else f"- {_escape_markdown(entry)}" for entry in entries
+            )
+            sections.append(f"**{heading}**\n\n{lines}")
+    return "\n\n".join(sections)
+
+
+def _escape_markdown(text: str) -> str:
+    """The user's words shown as they wrote them, not read as Markdown."""
+    return "".join(f"\\{c}" if c in "\\*_[]<>#|" else c for c in text)
 
 
 def _room_note(marker: CompactionMarker) -> str:

@@ -39,6 +39,8 @@ def describe_entry(entry: p.ContextEntry) -> dict[str, Any]:
     label = entry.kind
     if entry.is_summary:
         label = "summary"
+    elif entry.carried_notes:
+        label = "carried notes"
     elif entry.injected:
         label = "context"
     elif entry.kind in ("compaction", "compaction_summary"):

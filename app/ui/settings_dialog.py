@@ -236,6 +236,12 @@ class SettingsDialog(QDialog):
                        "Automatic compaction replaces tool outputs older than the last two turns "
                        "with a short note, without asking the model, when that is enough")
         form.addRow("", self.prune)
+        self.carry_notes = QCheckBox("Carry my facts, files and commands over every compaction")
+        self._describe(self.carry_notes, "Carry notes over compactions",
+                       "Each compaction keeps, in your own words, the statements that hold facts "
+                       "(names, paths, numbers, dates, rules), and the files and commands of the "
+                       "earlier work, in a labelled block the model reads; no model is asked")
+        form.addRow("", self.carry_notes)
         self.remote = QCheckBox("Use the server's remote compaction")
         self._describe(self.remote, "Remote compaction",
                        "Let the server compact the history: the compaction trigger, then "
@@ -380,6 +386,7 @@ class SettingsDialog(QDialog):
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
         self.prune.setChecked(s.prune_tool_outputs)
+        self.carry_notes.setChecked(s.carry_notes)
         self.request_timeout.setValue(s.request_timeout)
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
@@ -565,6 +572,7 @@ class SettingsDialog(QDialog):
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
                 "prune_tool_outputs": self.prune.isChecked(),
+                "carry_notes": self.carry_notes.isChecked(),
                 "request_timeout": self.request_timeout.value(),
                 "server_side_compaction": self.server_side.isChecked()
                 and self.server_side.isEnabled(),

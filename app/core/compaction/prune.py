@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..items import Item, function_call_output, is_injected_context, is_message, item_type
+from .carryover import is_notes_message
 from .prompts import is_summary_message
 
 # Tool outputs of this many recent turns (the current one included) are never pruned.
@@ -53,6 +54,7 @@ def prune_tool_outputs(
         if is_message(item, "user")
         and not is_injected_context(item)
         and not is_summary_message(item)
+        and not is_notes_message(item)
     ]
     if len(starts) <= protected_turns - 1:
         return None

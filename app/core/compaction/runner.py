@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ from ..summary_edit import SummaryEdits
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
+from .carryover import CarriedOver, carry_over, is_notes_message
 from .counting import CountMemo
 from .failure import Ended, ended_record, fail_fast, failure_text, server_unreachable
 from .fit import fit_items
@@ -43,9 +44,9 @@ from .rebuild import (
     assemble,
     build_compacted_history,
     filter_remote_output,
+    notes_material,
     real_user_messages,
-    real_user_messages_newest_first,
-    select_kept_newest_first,
+    select_with_notes,
 )
 from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
@@ -85,6 +86,7 @@ class _Result:
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None
     carried_pins: list[str] | None = None
+    carried: CarriedOver | None = None  # the carried-notes block the new history holds
 
 
 class Compactor:
@@ -326,19 +328,44 @@ class Compactor:
                 item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": "server"}),
             )
         )
+        budget = self.budget()
+        # Everything before the item left the view: its notes go beside the item.
+        history = self._history.raw_items()
+        carried = self._carry(history, budget)
+        items = [*self._notes_items(carried), item]
         self._apply(
             turn_id,
             item_id,
             "server",
-            _Result(strategy="remote", items=[item], remote_form="server"),
-            carry([item], self.pins.carried(self.budget()).items),
+            _Result(strategy="remote", items=items, remote_form="server", carried=carried),
+            carry(items, self.pins.carried(budget).items),
             before=self._history.snapshot(),
             tokens_before=self._usage(),
             started=time.monotonic(),
             focus=None,
-            budget=self.budget(),
+            budget=budget,
             incoming=0,
         )
+
+    def _notes_budget(self, budget: CompactionBudget) -> int | None:
+        """The carried notes' budget; None when the setting turns them off."""
+        return budget.notes_budget() if self._config().carry_notes else None
+
+    def _carry(
+        self, history: list[Item], budget: CompactionBudget, still: Collection[str] = ()
+    ) -> CarriedOver | None:
+        """The carried notes for a history the server compacted: every user message of
+        ``history`` not ``still`` in the view it returned has left it."""
+        notes_budget = self._notes_budget(budget)
+        if notes_budget is None:
+            return None
+        messages, previous, tools = notes_material(history)
+        leaving = [m for m in messages if m not in still] if still else messages
+        return carry_over(leaving, tools, previous, notes_budget, self._counts.count)
+
+    @staticmethod
+    def _notes_items(carried: CarriedOver | None) -> list[Item]:
+        return [] if carried is None or carried.empty else [carried.item()]
 
     async def _run_path(
         self,
@@ -477,12 +504,13 @@ class Compactor:
         # context before the last of them, the compaction item last.
         count, context_tokens = self._kept_counting(budget, context)
         item_tokens = self._counts.count_item(compaction)
-        kept, truncated = select_kept_newest_first(
-            real_user_messages_newest_first(history),
+        kept, truncated, carried, _ = select_with_notes(
+            history,
             budget.kept_budget(item_tokens, context_tokens),
+            self._notes_budget(budget),
             count,
         )
-        items = assemble(kept, compaction, context)
+        items = assemble(kept, compaction, context, self._notes_items(carried))
         return _Result(
             strategy="remote",
             items=items,
@@ -490,6 +518,7 @@ class Compactor:
             kept=len(kept),
             kept_truncated=truncated,
             remote_form="trigger",
+            carried=carried if self._config().carry_notes else None,
         )
 
     async def _remote_standalone(
@@ -515,6 +544,10 @@ class Compactor:
             extra_headers=self._headers(),
         )
         items = _insert_before_last_user(filter_remote_output(output), context)
+        # The user messages the server's history no longer holds left the view: their notes
+        # go just before the compaction item.
+        carried = self._carry(history, budget, still=set(real_user_messages(items)))
+        items = _insert_before_compaction(items, self._notes_items(carried))
         shrunk = None
         room = budget.history_room
         if room is not None:
@@ -523,7 +556,9 @@ class Compactor:
                 items,
                 item_counts,
                 room,
-                protect=lambda item: is_compaction_item(item) or item in context,
+                protect=lambda item: (
+                    is_compaction_item(item) or is_notes_message(item) or item in context
+                ),
                 count=self._counts.count,
                 count_item=self._counts.count_item,
             )
@@ -540,6 +575,7 @@ class Compactor:
             kept=sum(1 for item in items if is_message(item, "user") and item not in context),
             shrunk=shrunk,
             remote_form="standalone",
+            carried=carried,
         )
 
     def _kept_counting(
@@ -612,6 +648,7 @@ class Compactor:
             budget=budget.kept_budget(summary_tokens, context_tokens),
             room=budget.history_room,
             count=count,
+            notes_budget=self._notes_budget(budget),
         )
         shrunk = rebuilt.shrunk
         return _Result(
@@ -624,6 +661,7 @@ class Compactor:
             trimmed=local.trimmed + local.truncated,
             cut_short=local.cut_short,
             kept_previous_summary=kept_previous,
+            carried=rebuilt.carried if self._config().carry_notes else None,
             shrunk=(
                 {
                     "dropped_messages": shrunk.dropped_messages,
@@ -705,6 +743,7 @@ class Compactor:
             remote_form=result.remote_form,
             shrunk=result.shrunk,
             carried_pins=result.carried_pins or self.pins.present(new_items),
+            **_carried_fields(result.carried),
         )
         try:
             self._record(
@@ -856,6 +895,30 @@ def _previous_summary(history: list[Item]) -> str | None:
         if is_summary_message(item):
             return message_text(item)[len(prefix) :]
     return None
+
+
+def _carried_fields(carried: CarriedOver | None) -> dict[str, Any]:
+    """What the marker says was carried over (nothing when the notes are off)."""
+    if carried is None:
+        return {}
+    return {
+        "carried_notes": list(carried.notes),
+        "carried_files": carried.files,
+        "carried_commands": list(carried.commands),
+        "carried_dropped": carried.dropped,
+    }
+
+
+def _insert_before_compaction(items: list[Item], carried: list[Item]) -> list[Item]:
+    """``carried`` just before the (last) compaction item, or last when there is none."""
+    if not carried:
+        return items
+    result = list(items)
+    for index in range(len(result) - 1, -1, -1):
+        if is_compaction_item(result[index]):
+            result[index:index] = carried
+            return result
+    return result + carried
 
 
 def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:
