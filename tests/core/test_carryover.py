@@ -5,6 +5,7 @@ budget."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 
@@ -277,3 +278,25 @@ def test_no_notes_budget_means_no_block() -> None:
     rebuilt = build_compacted_history(history, "S", budget=100)
     assert not any(is_notes_message(item) for item in rebuilt.items)
     assert rebuilt.carried.empty
+
+
+def test_a_message_is_read_for_facts_once_however_often_it_leaves_the_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Compaction cost (issue 22): a compaction run again after an undo, or the narrower pass
+    of the same compaction, reads no message for facts twice."""
+    from app.core.compaction import carryover
+
+    read: list[str] = []
+    real = carryover.extract_chunk
+
+    def watched(texts: Sequence[str]) -> list[tuple[str, int]]:
+        read.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(carryover, "extract_chunk", watched)
+    texts = [f"Our staging port is {8000 + i} and the owner is svc-orchard-{i}." for i in range(40)]
+    first = carryover.extract_many(texts)
+    assert len(read) == len(texts) and first
+    assert carryover.extract_many(texts) == first  # the same notes…
+    assert len(read) == len(texts)  # …and not one message read again

@@ -20,8 +20,10 @@ the caller counts the finished block once): one linear pass over the messages le
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -50,8 +52,6 @@ SPAN_CONTEXT_CHARS = 50
 MAX_SPANS_PER_SENTENCE = 2
 # More candidate notes than any budget holds are cut to this many (by eviction order) first.
 MAX_CANDIDATES = 800
-# Messages read for facts at a time when only the newest notes are wanted.
-EXTRACT_CHUNK = 32
 MAX_PATH_CHARS = 160
 MAX_COMMAND_CHARS = 160
 # The most entries each list keeps, newest first (a short list, not an inventory).
@@ -350,22 +350,43 @@ def extract_scored(text: str) -> list[tuple[str, int]]:
 
 
 def extract_many(texts: Sequence[str], limit: int | None = None) -> list[tuple[str, int]]:
-    """:func:`extract_chunk` of ``texts``; with ``limit``, read newest first, a chunk of
-    messages at a time, until that many notes are found: a budget holds a few hundred notes,
-    and when far more than that leave at once (the first compaction of a long resumed
-    conversation) the oldest would go first anyway. Returned oldest first."""
-    if limit is None or not texts:
-        return extract_chunk(texts)
-    chunks: list[list[tuple[str, int]]] = []
+    """The notes of each of ``texts`` (see :func:`extract_chunk`); with ``limit``, read newest
+    first, one message at a time, until that many notes are found: a budget holds a few
+    hundred notes, and when far more than that leave at once (the first compaction of a long
+    resumed conversation) the oldest would go first anyway. Returned oldest first.
+
+    A message is read for facts once: its notes are remembered by a digest of its text, so a
+    compaction run again (after an undo, or a narrower pass of the same one) and the next
+    compaction, which sees the same messages leave the view, read nothing twice."""
+    chunks: list[tuple[tuple[str, int], ...]] = []
     found = 0
-    end = len(texts)
-    while end > 0 and found < limit:
-        start = max(0, end - EXTRACT_CHUNK)
-        notes = extract_chunk(texts[start:end])
+    for text in reversed(texts):
+        notes = _notes_of_message(text)
         chunks.append(notes)
         found += len(notes)
-        end = start
+        if limit is not None and found >= limit:
+            break
     return [note for chunk in reversed(chunks) for note in chunk]
+
+
+# The notes of messages already read, by a digest of their text (16 bytes a key, not the text);
+# the oldest entries go first past this many. Longer messages are read again each time (rare,
+# and their text would make a poor key).
+_READ: OrderedDict[bytes, tuple[tuple[str, int], ...]] = OrderedDict()
+_READ_KEPT = 20_000
+_READ_MAX_CHARS = 64_000
+
+
+def _notes_of_message(text: str) -> tuple[tuple[str, int], ...]:
+    if len(text) > _READ_MAX_CHARS:
+        return tuple(extract_chunk([text]))
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    notes = _READ.get(key)
+    if notes is None:
+        notes = _READ[key] = tuple(extract_chunk([text]))
+        if len(_READ) > _READ_KEPT:
+            _READ.popitem(last=False)
+    return notes
 
 
 def extract_chunk(texts: Sequence[str]) -> list[tuple[str, int]]:
