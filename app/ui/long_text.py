@@ -182,12 +182,13 @@ def display_cuts(
     return cuts
 
 
-def segment_source(text: str, cuts: list[Cut], index: int) -> str:
+def segment_source(text: str, cuts: list[Cut], index: int, stop: int | None = None) -> str:
     """The Markdown a segment renders: segment ``index`` (0 is before the first cut), with its
-    code fence opened at the start and closed at the end when a cut falls inside one."""
+    code fence opened at the start and closed at the end when a cut falls inside one. The
+    last segment ends at ``stop`` (the end of the text when None)."""
     begin = cuts[index - 1] if index > 0 else Cut(0, "")
     end = cuts[index] if index < len(cuts) else None
-    body = text[begin.offset : end.offset if end is not None else len(text)]
+    body = text[begin.offset : end.offset if end is not None else _stop(text, stop)]
     if begin.fence:
         first, newline, rest = body.partition("\n")
         if newline and _closes(first, _marker(begin.fence)):
@@ -199,8 +200,13 @@ def segment_source(text: str, cuts: list[Cut], index: int) -> str:
     return body
 
 
-def segment_text(text: str, cuts: list[Cut], index: int) -> str:
-    """The part of ``text`` segment ``index`` shows (without the added fence lines)."""
+def segment_text(text: str, cuts: list[Cut], index: int, stop: int | None = None) -> str:
+    """The part of ``text`` segment ``index`` shows (without the added fence lines); the last
+    segment ends at ``stop`` (the end of the text when None)."""
     begin = cuts[index - 1].offset if index > 0 else 0
-    end = cuts[index].offset if index < len(cuts) else len(text)
+    end = cuts[index].offset if index < len(cuts) else _stop(text, stop)
     return text[begin:end]
+
+
+def _stop(text: str, stop: int | None) -> int:
+    return len(text) if stop is None else min(stop, len(text))

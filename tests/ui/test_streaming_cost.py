@@ -1,0 +1,49 @@
+"""What a streaming reply costs the window: bounded by what is on screen, never by what
+arrived since the last frame nor by the length of the reply. (The time itself is measured in
+bench/bench_streaming.py and bench/bench_long_lines.py, not here.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.ui.long_text import SEGMENT_CHARS, segment_text, strip_breaks
+from app.ui.transcript import TranscriptView
+
+
+@pytest.fixture
+def view(qtbot: Any) -> TranscriptView:
+    transcript = TranscriptView()
+    qtbot.addWidget(transcript)
+    transcript.resize(700, 500)
+    transcript.show()
+    qtbot.waitExposed(transcript)
+    return transcript
+
+
+def test_a_part_built_between_two_frames_shows_the_text_of_the_last_frame(
+    view: TranscriptView,
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    row.set_streaming(True)
+    line = "".join(chr(ord("a") + i % 26) for i in range(3 * SEGMENT_CHARS + 500))
+    row.append(line)
+    row.render_markdown()
+    last = row.segments[-1]
+    assert row.shown_end == len(line)
+    # A fast stream: far more than a part arrives before the next frame renders it.
+    row.append("0123456789" * 10_000)
+    view.drop_all_widgets()  # the parts on screen are built again before that frame
+    shown = strip_breaks(last.body.toPlainText())
+    assert shown == segment_text(line, row.cuts, last.number)
+    assert len(shown) <= SEGMENT_CHARS
+    # The next frame shows the new text, in parts of the usual size.
+    row.render_markdown()
+    assert row.shown_end == len(row.text)
+    tail = row.segments[-1]
+    assert strip_breaks(tail.body.toPlainText()) == tail.shown_text
+    assert max(len(part.shown_text) for part in row.segments) <= SEGMENT_CHARS
+    assert "".join([row.text[: row.cuts[0].offset], *(p.shown_text for p in row.segments)]) == (
+        row.text
+    )
