@@ -4,11 +4,20 @@ bench/bench_streaming.py and bench/bench_long_lines.py, not here.)"""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
-from app.ui.long_text import SEGMENT_CHARS, segment_text, strip_breaks
+from app.ui.long_text import (
+    LONG_RUN,
+    RUN,
+    SEGMENT_CHARS,
+    _break_html_runs,
+    break_runs_html,
+    segment_text,
+    strip_breaks,
+)
 from app.ui.transcript import TranscriptView
 
 
@@ -47,3 +56,21 @@ def test_a_part_built_between_two_frames_shows_the_text_of_the_last_frame(
     assert "".join([row.text[: row.cuts[0].offset], *(p.shown_text for p in row.segments)]) == (
         row.text
     )
+
+
+def test_html_without_a_long_run_is_passed_through_and_with_one_broken_as_before() -> None:
+    """The quick check that skips ``break_runs_html``'s token-by-token pass never skips HTML
+    that pass would change (random HTML of text, entities, inline and block tags)."""
+    rng = random.Random(22)
+    pieces = ["<span style=\"color: #aa0000\">", "</span>", "<p>", "</p>", "<b>", "</b>",
+              "<br />", "<pre>", "&amp;", "&#39;", "&lt;", " ", "\n", "<", "&", "-",
+              *("abcdefghij" * 12)]
+    changed = 0
+    for _ in range(2_000):
+        html = "".join(rng.choices(pieces, k=rng.randint(0, 200)))
+        slow = _break_html_runs(html, LONG_RUN, RUN)
+        assert break_runs_html(html) == slow
+        changed += slow != html
+    assert changed > 100  # both kinds were tried
+    prose = "<p>" + "word " * 2_000 + "</p>"
+    assert break_runs_html(prose) is prose  # nothing to break: the same string, not a copy
