@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from app.core import protocol as p
 from app.ui.long_text import (
     LONG_RUN,
     RUN,
@@ -18,7 +19,7 @@ from app.ui.long_text import (
     segment_text,
     strip_breaks,
 )
-from app.ui.transcript import TranscriptView
+from app.ui.transcript import FRAME_MS, MAX_FRAME_MS, STREAM_PACE, TranscriptView
 
 
 @pytest.fixture
@@ -74,3 +75,60 @@ def test_html_without_a_long_run_is_passed_through_and_with_one_broken_as_before
     assert changed > 100  # both kinds were tried
     prose = "<p>" + "word " * 2_000 + "</p>"
     assert break_runs_html(prose) is prose  # nothing to break: the same string, not a copy
+
+
+class _Clock:
+    """A clock that moves on by ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_stream_that_costs_more_to_render_is_rendered_less_often(
+    view: TranscriptView,
+) -> None:
+    view.append_delta("reply", "Hello")
+    view.work_clock = _Clock(0.001)  # rendering takes 1 ms: every frame is rendered
+    view.flush()
+    assert view.render_interval_ms == FRAME_MS
+    view.append_delta("reply", " there")
+    view.work_clock = _Clock(0.010)  # 10 ms: the window keeps most of its time
+    view.flush()
+    assert view.render_interval_ms == 10 * STREAM_PACE
+    view.append_delta("reply", " again")
+    view.work_clock = _Clock(0.5)  # however slow, the text still moves on
+    view.flush()
+    assert view.render_interval_ms == MAX_FRAME_MS
+    assert view.message_rows("assistant")[0].body.toPlainText() == "Hello there again"
+
+
+def test_following_a_fast_stream_builds_one_part_per_pass_and_none_above_the_screen(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    view.append_delta("reply", "Start.\n\n")
+    view.flush()
+    built: list[Any] = []
+    original = view.create_row_widget
+    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    # One frame brings several screens of text.
+    view.append_delta("reply", "".join(f"Paragraph {i}: " + "words " * 60 + "\n\n"
+                                       for i in range(60)))
+    view.flush()
+    assert len(row.segments) > 10
+    assert len(built) <= 1  # the frame's own pass: one part at most
+    qtbot.waitUntil(lambda: all(r._widget is not None for r in view._visible_rows(
+        view.verticalScrollBar().value())))
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum()  # still following the end
+    # Only the parts on screen were built: none of those the text pushed above it.
+    on_screen = view._visible_rows(bar.value())
+    assert set(map(id, built)) == set(map(id, on_screen)) - {id(row)}
+    assert all(view._tops[r.index] + r.height > bar.value() for r in built)
+    view.handle_event(p.TurnComplete(turn_id="t", kind="regular", status="completed"))
+    assert row.text.endswith("words \n\n") and not row.streaming
