@@ -318,7 +318,9 @@ class VirtualRowArea(QAbstractScrollArea):
         self._place(visible, bar.value(), width)
         if deferred and not self._deferred:
             self._deferred = True
-            QTimer.singleShot(0, self, self._continue_layout)
+            # A timer, not a posted call (0 ms): timers that are due (input, painting, a
+            # stream's reading) get their turn between two passes rather than after all.
+            QTimer.singleShot(1, self, self._continue_layout)
 
     def layout_budget(self) -> int:
         """Characters of text one layout pass lays out (``LAYOUT_BUDGET``; the first row
