@@ -4,9 +4,10 @@ The rows are plain objects (``row_models``, ``compaction_marker``); only those o
 widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
 as a short one and costs little more memory than its text; a long message is shown in parts
 (``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
-frame, and only the open end of the Markdown is rendered again. The view follows the bottom
-unless the user scrolled up. It renders core events (``handle_event``), live or replayed for a
-reopened session (``replay``), and never touches the history itself.
+frame (less often when rendering costs more: ``STREAM_PACE``), only the open end of the
+Markdown is rendered again, and only the parts on screen are built, one per pass. The view
+follows the bottom unless the user scrolled up. It renders core events (``handle_event``), live
+or replayed for a reopened session (``replay``), and never touches the history itself.
 """
 
 from __future__ import annotations
