@@ -10,6 +10,7 @@ otherwise make ``evil\u202etxt.exe`` read as ``evilexe.txt``; the copied code ke
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,13 +77,21 @@ class RenderedMarkdown:
 
 def _lexer(lang: str, code: str) -> Any:
     if lang:
-        try:
-            return get_lexer_by_name(lang, stripall=False)
-        except ClassNotFound:
-            return TextLexer()
+        return _named_lexer(lang)
     try:
         # Guessing is slow on big blocks and often wrong on small ones; only for mid sizes.
         return guess_lexer(code) if 40 <= len(code) <= 4000 else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+@functools.lru_cache(maxsize=64)
+def _named_lexer(lang: str) -> Any:
+    """The lexer for a code block's language (a lexer keeps no state between texts). Finding
+    it by name goes through every lexer Pygments has, each time: once per language here, as
+    a streaming reply renders its open code block again on every frame."""
+    try:
+        return get_lexer_by_name(lang, stripall=False)
     except ClassNotFound:
         return TextLexer()
 

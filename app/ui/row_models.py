@@ -163,13 +163,16 @@ class MessageRow(TranscriptRow):
 
     While a reply streams, deltas are only collected; :meth:`render_markdown` (once per frame)
     re-renders just the part of the Markdown that is still open (see ``MarkdownDocument``).
+    What the widgets show ends where the text ended at that render (``shown_end``): a widget
+    built between two renders (a part coming on screen) never lays out the text that arrived
+    meanwhile, which on a fast stream can be a hundred kilobytes past the last cut.
     A long message is shown in parts (``long_text.display_cuts``): this row shows the first,
     a ``MessageSegmentRow`` below it each further one, so only the parts on screen are laid out.
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id", "role",
-        "segments", "streaming",
+        "_pending", "_rendered", "_shown", "_text", "_version", "cuts", "interrupted", "item_id",
+        "role", "segments", "streaming",
     )
     pinnable = True
 
@@ -178,6 +181,7 @@ class MessageRow(TranscriptRow):
         self.role = role
         self.item_id = item_id
         self._text = text
+        self._shown = len(text)  # the text's length at the last render: what widgets show
         self._pending: list[str] = []  # deltas not yet joined into _text
         self._version = 0
         self._rendered = 0
@@ -201,17 +205,26 @@ class MessageRow(TranscriptRow):
                 self.cuts = []  # another text: its parts are cut anew
             self._text = text
             self._version += 1
+        self._shown = len(text)
+
+    @property
+    def shown_end(self) -> int:
+        """Where the text shown ends: its length at the last :meth:`render_markdown`."""
+        return self._shown
 
     @property
     def head_source(self) -> str:
         """The Markdown this row's own body shows (the first part of a long message)."""
-        text = self._text if not self._pending else self.text
-        return segment_source(text, self.cuts, 0) if self.cuts else text
+        text = self._text
+        if self.cuts:
+            return segment_source(text, self.cuts, 0)
+        return text if self._shown >= len(text) else text[: self._shown]
 
     def sync_segments(self) -> list[TranscriptRow]:
         """Cut the text into its display parts, adding or removing part rows as needed; the
         rows whose part changed (this one included)."""
         text = self.text
+        self._shown = len(text)
         known = len(self.cuts)
         if known < len(self.segments):  # the text was replaced: the old parts go
             self._host.remove_rows(self.segments)
@@ -287,7 +300,7 @@ class MessageRow(TranscriptRow):
     @property
     def layout_cost(self) -> int:
         """Characters laid out when this row is measured (see ``virtual_rows``)."""
-        return len(self._text) if not self.cuts else self.cuts[0].offset
+        return self._shown if not self.cuts else self.cuts[0].offset
 
 
 class MessageSegmentRow(TranscriptRow):
@@ -305,12 +318,14 @@ class MessageSegmentRow(TranscriptRow):
     @property
     def source(self) -> str:
         """The Markdown this part renders."""
-        return segment_source(self.message.text, self.message.cuts, self.number)
+        message = self.message
+        return segment_source(message.text, message.cuts, self.number, message.shown_end)
 
     @property
     def shown_text(self) -> str:
         """The part of the message's text this row shows."""
-        return segment_text(self.message.text, self.message.cuts, self.number)
+        message = self.message
+        return segment_text(message.text, message.cuts, self.number, message.shown_end)
 
     @property
     def body(self) -> RichTextView:
@@ -325,7 +340,7 @@ class MessageSegmentRow(TranscriptRow):
         # copied all of a 50 MB message on the window's thread when it was reopened.
         text, cuts, number = self.message.text, self.message.cuts, self.number
         begin = cuts[number - 1].offset if number > 0 else 0
-        end = cuts[number].offset if number < len(cuts) else len(text)
+        end = cuts[number].offset if number < len(cuts) else self.message.shown_end
         per_line = max(20, (width - 24) // metrics.char_width)
         lines = text.count("\n", begin, end) + (end - begin) // per_line + 1
         return 12 + lines * metrics.line_height

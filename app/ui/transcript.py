@@ -4,9 +4,10 @@ The rows are plain objects (``row_models``, ``compaction_marker``); only those o
 widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
 as a short one and costs little more memory than its text; a long message is shown in parts
 (``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
-frame, and only the open end of the Markdown is rendered again. The view follows the bottom
-unless the user scrolled up. It renders core events (``handle_event``), live or replayed for a
-reopened session (``replay``), and never touches the history itself.
+frame (less often when rendering costs more: ``STREAM_PACE``), only the open end of the
+Markdown is rendered again, and only the parts on screen are built, one per pass. The view
+follows the bottom unless the user scrolled up. It renders core events (``handle_event``), live
+or replayed for a reopened session (``replay``), and never touches the history itself.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
@@ -57,6 +58,12 @@ __all__ = [
 ]
 
 FRAME_MS = 33
+MAX_FRAME_MS = 250
+# Rendering a stream takes at most about this share of the window's thread: the next render
+# waits this many times as long as rendering took since the last one (at least a frame).
+# A reply arriving faster than anyone reads is shown less often, and what scrolled past
+# between two renders is never built at all; at reading speed every frame is rendered.
+STREAM_PACE = 12
 TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
 OPENING_TICK_MS = 100
 OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
@@ -126,6 +133,8 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.timeout.connect(self.flush)
         self.render_count = 0  # renders of streaming rows, for tests and diagnostics
+        self._stream_work = 0.0  # seconds spent showing the stream since the last render
+        self.work_clock: Callable[[], float] = time.perf_counter  # times that work
 
         # Waits count on locally from the core's figures, once a second (``tick_waits``).
         self.clock: Callable[[], float] = time.monotonic
@@ -351,12 +360,41 @@ class TranscriptView(VirtualRowArea):
         if row is None or not row.dirty:
             self._flush_timer.stop()
             return
-        started = time.perf_counter()
+        started = self.work_clock()
         row.render_markdown()
         self.render_count += 1
-        # A very long reply renders slowly: stretch the interval so typing stays responsive.
-        spent_ms = (time.perf_counter() - started) * 1000
-        self._flush_timer.setInterval(int(min(250, max(FRAME_MS, spent_ms * 3))))
+        spent_ms = (self._stream_work + self.work_clock() - started) * 1000
+        self._stream_work = 0.0
+        self._flush_timer.setInterval(int(min(MAX_FRAME_MS, max(FRAME_MS, spent_ms * STREAM_PACE))))
+
+    @property
+    def render_interval_ms(self) -> int:
+        """How long the next render of the streaming text waits (see ``STREAM_PACE``)."""
+        return self._flush_timer.interval()
+
+    def layout_budget(self) -> int:
+        if self._streaming is not None and self.follow_bottom:
+            # Following a stream: one part laid out per pass, so a frame that brings several
+            # screens of text is shown over several short passes, not one long block.
+            return 1
+        return super().layout_budget()
+
+    def _visible_rows(self, value: int) -> list[Any]:
+        rows = super()._visible_rows(value)
+        if self._streaming is not None and self.follow_bottom and rows:
+            # Following a stream, the rows just above the screen are not built ahead: what
+            # arrives pushes them further up before anyone could scroll to them (scrolling up
+            # stops the following, and they are built as they come on screen).
+            tops = self._tops
+            rows = [row for row in rows if tops[row.index] + row.height > value]
+        return rows
+
+    def _continue_layout(self) -> None:
+        # Parts of the stream coming on screen a pass after its render count as its work.
+        started = self.work_clock()
+        super()._continue_layout()
+        if self._streaming is not None:
+            self._stream_work += self.work_clock() - started
 
     def _finish_stream(self, interrupted: bool = False) -> None:
         """The turn ended: no row streams any more (those cut short are marked)."""
