@@ -24,6 +24,7 @@ from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import Compactor
 from .config import CoreConfig
+from .config_change import describe_config_change
 from .event_stream import EventStream
 from .history import ContextHistory
 from .history_repair import pair_tool_calls
@@ -46,6 +47,7 @@ from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
 from .providers.probe import local_tools_warning
+from .recall import RecallTool, SessionTools
 from .replay import (
     function_call_display,
     reasoning_summary,
@@ -66,7 +68,6 @@ from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
 from .session_lock import SessionInUse
 from .sessions import forget_open, track_open
 from .tokens import TokenCounter
-from .tools import WorkspaceTools
 from .transcript import Transcript
 
 MAX_TOOL_ROUNDS = 64
@@ -99,22 +100,6 @@ STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
 
 
 
-def describe_config_change(old: CoreConfig, new: CoreConfig) -> str:
-    """What a settings change means for the conversation, in words ("" when nothing the
-    session uses changed): the model it continues with, or that the settings now apply."""
-    if (old.model, old.base_url, old.wire_api) != (new.model, new.base_url, new.wire_api):
-        if new.demo_hints:
-            where = " (the offline demo model)"
-        else:
-            server = new.provider_name or redact_url(
-                new.base_url, [new.api_key.get_secret_value()]
-            )
-            where = f" on {server}"
-        return f"This conversation continues with {new.model}{where}."
-    if old != new:
-        return "Settings applied to this session."
-    return ""
-
 OUTPUT_LIMIT_WARNING = "The reply stopped at the model's output limit, so it may be cut short."
 
 class Session:
@@ -128,7 +113,11 @@ class Session:
         )
         self._history = ContextHistory(self._counter, config.instructions)
         self._transcript = Transcript()
-        self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        self._recall = RecallTool(
+            rollout_path(config.sessions_dir, session_id), history=self._history.raw_items,
+            window=lambda: self._window(), count=self._counter.count,
+        )
+        self._tools = SessionTools(config, self._recall)
         self._history.set_tools(self._tools.specs())
         self._provider: ModelProvider | None = None
         self._events = EventStream()
@@ -395,8 +384,8 @@ class Session:
             stale = self._provider
             self._provider = None
             asyncio.get_running_loop().create_task(stale.close())
-        if old.workspace != config.workspace or old.tool_output_budget != config.tool_output_budget:
-            self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        if SessionTools.changed(old, config):
+            self._tools = SessionTools(config, self._recall)
             self._history.set_tools(self._tools.specs())
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
@@ -434,6 +423,7 @@ class Session:
                 self._writer = RolloutWriter.exclusive(self._path)
             except SessionInUse as exc:
                 raise ReadOnlySession(str(exc)) from exc
+            self._recall.index.follow(self._writer)
             if fresh:
                 self._writer.append("session_meta", self._meta())
         self._writer.append(kind, payload)
@@ -617,6 +607,7 @@ class Session:
         records, warnings = resumed.records, list(resumed.warnings)
         self._replay(records)
         self._writer, self._read_only = resumed.writer, resumed.read_only
+        self._recall.index.follow(resumed.writer, records=len(records))
         if resumed.read_only:
             warnings.append(resumed.read_only)
         # A crash between a tool call and its output would make every later request fail.

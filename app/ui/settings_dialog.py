@@ -233,6 +233,11 @@ class SettingsDialog(QDialog):
                        "Automatic compaction replaces tool outputs older than the last two turns "
                        "with a short note, without asking the model, when that is enough")
         form.addRow("", self.prune)
+        self.recall = QCheckBox("Let the model search the whole conversation (recall)")
+        self._describe(self.recall, "Recall",
+                       "Offer the model a tool that searches earlier messages, tool outputs and "
+                       "summaries, also what compaction removed from its view")
+        form.addRow("", self.recall)
         self.remote = QCheckBox("Use the server's remote compaction")
         self._describe(self.remote, "Remote compaction",
                        "Let the server compact the history: the compaction trigger, then "
@@ -375,6 +380,7 @@ class SettingsDialog(QDialog):
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
         self.prune.setChecked(s.prune_tool_outputs)
+        self.recall.setChecked(s.recall)
         self.request_timeout.setValue(s.request_timeout)
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
@@ -543,6 +549,7 @@ class SettingsDialog(QDialog):
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
                 "prune_tool_outputs": self.prune.isChecked(),
+                "recall": self.recall.isChecked(),
                 "request_timeout": self.request_timeout.value(),
                 "server_side_compaction": self.server_side.isChecked()
                 and self.server_side.isEnabled(),
