@@ -418,7 +418,8 @@ class RecallIndex:
             self._calls[call_id] = name
             conn.execute("INSERT OR REPLACE INTO calls(call_id, name) VALUES (?, ?)",
                          (call_id, name))
-            yield "assistant", name, text
+            if name != RECALL_TOOL:  # the question asked, not something to find again
+                yield "assistant", name, text
         elif kind == "output":
             name = self._call_name(conn, str(item.get("call_id", "")))
             if name != RECALL_TOOL:
