@@ -103,3 +103,32 @@ async def test_recall_is_offered_on_chat_completions(tmp_path: Path, make_config
         await session.close()
     finally:
         chat.stop()
+
+
+async def test_the_demo_model_recalls_what_left_its_view(make_config):
+    demo = ModelServer(mode="demo").start()
+    try:
+        config = make_config(base_url=demo.url, model="coco-demo", demo_hints=True,
+                             context_window=8192)
+        session = await Session.open(config)
+        await run(session, ops.UserTurn(text="For the record: the staging server listens on "
+                                        "port 7001 behind the gateway."))
+        for round_ in range(2):
+            for n in range(8):
+                text = f"Topic {round_}-{n}: " + "tell me about gardening tools " * 40
+                await run(session, ops.UserTurn(text=text))
+            await run(session, ops.Compact())
+        assert "7001" not in " ".join(str(item) for item in session.history())
+
+        events = await run(session, ops.UserTurn(
+            text="Which port did I give you earlier for the staging server?"
+        ))
+        calls = [e.item for e in of_type(events, "item_completed")
+                 if e.item.kind == "function_call"]
+        assert [call.data.get("name") for call in calls] == ["recall"]
+        answer = of_type(events, "agent_message")[-1].text
+        assert "port 7001 behind the gateway" in answer
+        assert "no longer in my view" in answer
+        await session.close()
+    finally:
+        demo.stop()
