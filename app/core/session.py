@@ -366,6 +366,7 @@ class Session:
             except RolloutWriteError as exc:
                 self._emit(p.Error(message=str(exc), kind="storage"))
             self._writer.close()
+        self._recall.index.close()
         forget_open(self)
         self._emit(p.ShutdownComplete())
         self._events.end()

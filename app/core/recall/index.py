@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import string
 import threading
 import zlib
 from collections import deque
@@ -29,7 +30,7 @@ from typing import Any
 from ..compaction.prompts import is_summary_message
 from ..items import Item, is_injected_context, item_type, message_text
 from ..rollout import RolloutWriter, read_rollout
-from .query import SPLITTABLE, SearchQuery, split_form
+from .query import BOUNDARY, WORD, SearchQuery, split_form
 
 INDEX_SUFFIX = ".recall.sqlite"
 SCHEMA_VERSION = "1"
@@ -38,6 +39,13 @@ RECALL_TOOL = "recall"  # its own outputs are not indexed: they repeat what they
 PASSAGE_CHARS = 1600
 # Candidates read per search before in-view ones are put last.
 CANDIDATES = 200
+# Longer tokens (hashes, base64) are not split into parts.
+MAX_SPLIT_TOKEN = 64
+# Each ASCII letter or digit by its class, to find camelCase or letter-digit boundaries fast.
+_SHAPES = str.maketrans(
+    string.ascii_lowercase + string.ascii_uppercase + string.digits, "a" * 26 + "A" * 26 + "0" * 10
+)
+_BOUNDARY_SHAPES = ("aA", "a0", "A0", "0a", "0A")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,6 +102,7 @@ class RecallIndex:
         self._pending: deque[tuple[int, str, str, dict[str, Any]]] = deque()
         self._next_seq = 0  # the number the next appended record gets
         self._worker: threading.Thread | None = None
+        self._closed = False
         self._conn: sqlite3.Connection | None = None
         self._in_memory = False
         self._resumed = False  # told how many records the rollout held when opened
@@ -112,6 +121,8 @@ class RecallIndex:
         """A record was appended to the rollout (the rollout writer's listener): queue it and
         let a worker thread index it."""
         with self._queue_lock:
+            if self._closed:
+                return
             self._pending.append((self._next_seq, type, timestamp, payload))
             self._next_seq += 1
             if self._worker is not None:
@@ -136,24 +147,33 @@ class RecallIndex:
     def flush(self) -> None:
         """Index what is queued now, in this thread."""
         with self._db_lock:
-            self._drain_safely()
+            if not self._closed:
+                self._drain_safely()
 
     def close(self) -> None:
-        """Index what is queued and close the database."""
+        """Stop indexing and close the database, without waiting for a worker (it closes the
+        database when it stops). What was queued is in the rollout: the next open catches up."""
+        with self._queue_lock:
+            self._closed = True
+            self._pending.clear()
+            if self._worker is not None:
+                return
         with self._db_lock:
-            self._drain_safely()
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._close_connection()
 
     def _work(self) -> None:
         while True:
             with self._db_lock:
-                self._drain_safely()
+                if not self._closed:
+                    self._drain_safely()
             with self._queue_lock:
-                if not self._pending:
+                if self._closed or not self._pending:
                     self._worker = None
-                    return
+                    closed = self._closed
+                    break
+        if closed:
+            with self._db_lock:
+                self._close_connection()
 
     # ------------------------------------------------------------------------ searching
 
@@ -165,6 +185,8 @@ class RecallIndex:
         the event loop. Raises ``OSError``/``sqlite3.Error`` only when even an index in memory
         cannot be built."""
         with self._db_lock:
+            if self._closed:
+                return RecallResult([], False, "the conversation is closed")
             self._drain_safely()
             try:
                 return self._search(query, limit, in_view)
@@ -388,7 +410,7 @@ class RecallIndex:
                     "INSERT INTO passages(seq, turn, role, tool, time, digest, text) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (seq, self._turn, role, tool, timestamp, digest,
-                     zlib.compress(passage.encode("utf-8"), 6)),
+                     zlib.compress(passage.encode("utf-8"), 1)),
                 )
                 conn.execute(
                     "INSERT INTO fts(rowid, body, parts) VALUES (?, ?, ?)",
@@ -509,7 +531,23 @@ def _passages(text: str) -> Sequence[str]:
 def _split_column(text: str) -> str:
     """The camelCase and letter-digit tokens of ``text`` in their parts (``svc41`` → svc 41),
     so a part finds them; "_" and "-" already separate words in the tokenizer."""
-    return " ".join(" ".join(split_form(m.group())) for m in SPLITTABLE.finditer(text))
+    shape = text.translate(_SHAPES)  # fast: most passages have no such boundary at all
+    if not any(pair in shape for pair in _BOUNDARY_SHAPES):
+        return ""
+    parts: list[str] = []
+    done = -1  # the end of the last token split
+    for match in BOUNDARY.finditer(text):
+        at = match.start()
+        if at < done:
+            continue
+        start = at
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        word = WORD.match(text, at)
+        done = word.end() if word else at + 1
+        if done - start <= MAX_SPLIT_TOKEN:  # not hex blobs or base64
+            parts.append(" ".join(split_form(text[start:done])))
+    return " ".join(parts)
 
 
 def _unwritable(exc: Exception) -> bool:

@@ -18,8 +18,8 @@ MAX_WORD_CHARS = 64
 
 # What the tokenizer (unicode61) keeps together: letters and digits; "_" and "-" separate.
 WORD = re.compile(r"[^\W_]+")
-# A token with a camelCase or letter-digit boundary inside, which the index also holds split.
-SPLITTABLE = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z])[^\W_]*")
+# A camelCase or letter-digit boundary: the token around it is also indexed in its parts.
+BOUNDARY = re.compile(r"[a-z](?=[A-Z])|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
 _PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W_0-9A-Za-z]+")
 # Characters that end a word group; what joins an identifier's parts ("_", "-", ".", "/", ":")
 # keeps them one phrase.
