@@ -8,14 +8,7 @@ and formats what it finds within a token budget.
 
 from __future__ import annotations
 
-from .index import RECALL_TOOL, RecallHit, RecallIndex, recall_index_path
-from .tool import RecallTool, SessionTools
+from .tool import RECALL_TOOL, RecallTool, SessionTools
 
-__all__ = [
-    "RECALL_TOOL",
-    "RecallHit",
-    "RecallIndex",
-    "RecallTool",
-    "SessionTools",
-    "recall_index_path",
-]
+# ``index`` (SQLite) is imported when a session first builds its recall tool, not with the app.
+__all__ = ["RECALL_TOOL", "RecallTool", "SessionTools"]

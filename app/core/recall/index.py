@@ -31,10 +31,10 @@ from ..compaction.prompts import is_summary_message
 from ..items import Item, is_injected_context, item_type, message_text
 from ..rollout import RolloutWriter, read_rollout
 from .query import BOUNDARY, WORD, SearchQuery, split_form
+from .tool import RECALL_TOOL  # its own calls and outputs are not indexed
 
 INDEX_SUFFIX = ".recall.sqlite"
 SCHEMA_VERSION = "1"
-RECALL_TOOL = "recall"  # its own outputs are not indexed: they repeat what they found
 # Long texts are indexed in passages of about this many characters (cut at line ends).
 PASSAGE_CHARS = 1600
 # Candidates read per search before in-view ones are put last.

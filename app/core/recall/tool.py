@@ -11,7 +11,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import CoreConfig
 from ..items import Item
@@ -24,8 +24,12 @@ from ..tools import (
     _parse_arguments,
     _str_arg,
 )
-from .index import RECALL_TOOL, RecallHit, RecallIndex, RecallResult, item_digest
 from .query import SearchQuery, build_query
+
+if TYPE_CHECKING:  # the index (and sqlite3) is loaded when a session first needs it
+    from .index import RecallHit, RecallIndex, RecallResult
+
+RECALL_TOOL = "recall"
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 10
@@ -64,7 +68,9 @@ class RecallTool:
         window: Callable[[], int | None],
         count: Callable[[str], int],
     ) -> None:
-        self.index = RecallIndex(rollout)
+        from .index import RecallIndex
+
+        self.index: RecallIndex = RecallIndex(rollout)
         self._history = history
         self._window = window
         self._count = count
@@ -125,6 +131,8 @@ class RecallTool:
             return f"recall could not search this conversation: {exc}"
 
     def _find(self, query: SearchQuery, limit: int, items: list[Item]) -> RecallResult:
+        from .index import item_digest
+
         in_view = frozenset(d for d in map(item_digest, items) if d is not None)
         return self.index.search(query, limit, in_view)
 
