@@ -2,6 +2,7 @@
 
 from .protocol import (
     Compact,
+    FindInConversation,
     Interrupt,
     Op,
     RetryTurn,
@@ -13,6 +14,7 @@ from .protocol import (
 
 __all__ = [
     "Compact",
+    "FindInConversation",
     "Interrupt",
     "Op",
     "RetryTurn",

@@ -64,7 +64,19 @@ class RetryTurn(_Op):
     op: Literal["retry_turn"] = "retry_turn"
 
 
-Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
+class FindInConversation(_Op):
+    """Search the whole conversation (what compaction removed from the model's view too); the
+    core answers with ``ConversationMatches``."""
+
+    op: Literal["find_in_conversation"] = "find_in_conversation"
+    query: str
+    limit: int = 50
+
+
+Op = (
+    UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
+    | FindInConversation
+)
 
 # -------------------------------------------------------------------------------------- events
 
@@ -360,6 +372,34 @@ class RetryAvailable(_Event):
     reason: str = ""
 
 
+class ConversationMatch(BaseModel):
+    """One place a search found: its turn (1 = the first user message), whose it is ("user",
+    "assistant", "tool", "summary"), the tool, when, an excerpt around the match, and how a
+    front end finds its row: ``call_id`` for a tool call or output, else ``anchor``, a piece of
+    the message's own text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    role: str
+    tool: str = ""
+    time: str = ""
+    excerpt: str
+    call_id: str = ""
+    anchor: str = ""
+    in_view: bool = False
+
+
+class ConversationMatches(_Event):
+    """The answer to ``FindInConversation``, best first; ``message`` says so in words (no
+    match, a query without words, a note about the index)."""
+
+    type: Literal["conversation_matches"] = "conversation_matches"
+    query: str
+    matches: list[ConversationMatch] = Field(default_factory=list)
+    message: str = ""
+
+
 class ShutdownComplete(_Event):
     type: Literal["shutdown_complete"] = "shutdown_complete"
 
@@ -384,6 +424,7 @@ Event = Annotated[
     | UndoAvailable
     | TurnComplete
     | ShutdownComplete
-    | RetryAvailable,
+    | RetryAvailable
+    | ConversationMatches,
     Field(discriminator="type"),
 ]

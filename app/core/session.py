@@ -328,6 +328,8 @@ class Session:
             self._apply_config(op.config)
         elif isinstance(op, p.RetryTurn):
             self._retry_turn()
+        elif isinstance(op, p.FindInConversation):
+            self._emit(await self._recall.matches(op.query, op.limit))
 
     def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
         self._active_kind = kind

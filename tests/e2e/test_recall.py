@@ -132,3 +132,22 @@ async def test_the_demo_model_recalls_what_left_its_view(make_config):
         await session.close()
     finally:
         demo.stop()
+
+
+async def test_the_user_searches_the_whole_conversation_through_an_op(server, make_config):
+    from tests.conftest import collect
+
+    session = await Session.open(make_config())
+    server.enqueue(Reply(function_calls=[ToolCall("recall", {"query": "x"})]))
+    server.enqueue(Reply(text="Noted the harbour code."))
+    await run(session, ops.UserTurn(text="The harbour code is HX-2291."))
+    await session.submit(ops.FindInConversation(query="harbour code"))
+    events = await collect(session, "conversation_matches")
+    found = events[-1]
+    assert [(m.role, m.turn) for m in found.matches] == [("assistant", 1), ("user", 1)]
+    assert found.matches[1].anchor in "The harbour code is HX-2291."
+    assert found.matches[1].in_view and found.message == ""
+    await session.submit(ops.FindInConversation(query="*"))
+    events = await collect(session, "conversation_matches")
+    assert events[-1].matches == [] and events[-1].message == "Type words to look for."
+    await session.close()

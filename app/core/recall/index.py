@@ -34,7 +34,7 @@ from .query import BOUNDARY, WORD, SearchQuery, split_form
 from .tool import RECALL_TOOL  # its own calls and outputs are not indexed
 
 INDEX_SUFFIX = ".recall.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 # Long texts are indexed in passages of about this many characters (cut at line ends).
 PASSAGE_CHARS = 1600
 # Candidates read per search before in-view ones are put last.
@@ -51,7 +51,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS passages(
     id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, turn INTEGER NOT NULL, role TEXT NOT NULL,
-    tool TEXT NOT NULL, time TEXT NOT NULL, digest BLOB NOT NULL, text BLOB NOT NULL);
+    tool TEXT NOT NULL, time TEXT NOT NULL, ref TEXT NOT NULL, digest BLOB NOT NULL,
+    text BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS calls(call_id TEXT PRIMARY KEY, name TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     body, parts, content='', tokenize='porter unicode61 remove_diacritics 2');
@@ -81,6 +82,7 @@ class RecallHit:
     text: str
     in_view: bool
     seq: int  # the rollout record it comes from (0-based, in order)
+    call_id: str = ""  # the tool call it made or answered
 
 
 @dataclass(frozen=True)
@@ -206,8 +208,9 @@ class RecallIndex:
         chosen = (fresh + seen)[:limit]
         hits: list[RecallHit] = []
         for rowid, digest in chosen:
-            seq, turn, role, tool, time, blob = conn.execute(
-                "SELECT seq, turn, role, tool, time, text FROM passages WHERE id = ?", (rowid,)
+            seq, turn, role, tool, time, ref, blob = conn.execute(
+                "SELECT seq, turn, role, tool, time, ref, text FROM passages WHERE id = ?",
+                (rowid,),
             ).fetchone()
             hits.append(
                 RecallHit(
@@ -218,6 +221,7 @@ class RecallIndex:
                     text=zlib.decompress(blob).decode("utf-8"),
                     in_view=digest in in_view,
                     seq=seq,
+                    call_id=ref,
                 )
             )
         return RecallResult(hits, all_words and bool(hits), self._note)
@@ -403,13 +407,15 @@ class RecallIndex:
         self._count = seq + 1
         if not isinstance(payload, dict):
             return
+        item = payload.get("item")
+        ref = str(item.get("call_id", "")) if isinstance(item, dict) else ""
         for role, tool, text in self._entries(conn, type, payload):
             digest = _digest(text)
             for passage in _passages(text):
                 cursor = conn.execute(
-                    "INSERT INTO passages(seq, turn, role, tool, time, digest, text) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (seq, self._turn, role, tool, timestamp, digest,
+                    "INSERT INTO passages(seq, turn, role, tool, time, ref, digest, text) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (seq, self._turn, role, tool, timestamp, ref, digest,
                      zlib.compress(passage.encode("utf-8"), 1)),
                 )
                 conn.execute(

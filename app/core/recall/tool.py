@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import protocol as p
 from ..config import CoreConfig
 from ..items import Item
 from ..tools import (
@@ -40,6 +41,8 @@ MAX_BUDGET = 4000
 DEFAULT_BUDGET = 2000  # when the window is not known
 MIN_EXCERPT_CHARS = 160
 MAX_EXCERPT_CHARS = 900
+USER_EXCERPT_CHARS = 240  # what the find box shows of a match
+ANCHOR_CHARS = 60  # the piece of a message's text its row is found by
 
 DESCRIPTION = (
     "Search earlier parts of this conversation: every message from the user and from you, "
@@ -121,6 +124,29 @@ class RecallTool:
         if isinstance(result, str):
             return ToolResult(result, ok=False)
         return ToolResult(self._format(shown, query, result), ok=True)
+
+    async def matches(self, text: str, limit: int) -> p.ConversationMatches:
+        """The same search for the user (the find box): every match, best first, with how the
+        window finds its row."""
+        query = build_query(text) if text.strip() else None
+        if query is None:
+            return p.ConversationMatches(query=text, message="Type words to look for.")
+        result = await self.find(query, limit)
+        if isinstance(result, str):
+            return p.ConversationMatches(query=text, message=result)
+        found = [
+            p.ConversationMatch(
+                turn=hit.turn, role=hit.role, tool=hit.tool, time=hit.time,
+                excerpt=excerpt(hit.text, query.words, USER_EXCERPT_CHARS), call_id=hit.call_id,
+                anchor=excerpt(hit.text, query.words, ANCHOR_CHARS).strip("…").strip(),
+                in_view=hit.in_view,
+            )
+            for hit in result.hits
+        ]
+        message = "" if found else f"Nothing in this conversation matches {_shown_query(text)}."
+        if result.note:
+            message = f"{message} ({result.note})".strip()
+        return p.ConversationMatches(query=text, matches=found, message=message)
 
     async def find(self, query: SearchQuery, limit: int) -> RecallResult | str:
         """The index's answer, or why there is none in words."""
