@@ -108,6 +108,7 @@ class RecallIndex:
         self._conn: sqlite3.Connection | None = None
         self._in_memory = False
         self._resumed = False  # told how many records the rollout held when opened
+        self._checked = False  # the rollout file was read once
         self._note = ""
         self._count = 0  # rollout records the index holds
         self._turn = 0
@@ -147,10 +148,10 @@ class RecallIndex:
                 self._in_memory = writer is None
 
     def flush(self) -> None:
-        """Index what is queued now, in this thread."""
+        """Bring the index up to date with the rollout now, in this thread."""
         with self._db_lock:
             if not self._closed:
-                self._drain_safely()
+                self._drain_safely(catch_up=True)
 
     def close(self) -> None:
         """Stop indexing and close the database, without waiting for a worker (it closes the
@@ -167,7 +168,7 @@ class RecallIndex:
         while True:
             with self._db_lock:
                 if not self._closed:
-                    self._drain_safely()
+                    self._drain_safely(catch_up=False)
             with self._queue_lock:
                 if self._closed or not self._pending:
                     self._worker = None
@@ -189,7 +190,7 @@ class RecallIndex:
         with self._db_lock:
             if self._closed:
                 return RecallResult([], False, "the conversation is closed")
-            self._drain_safely()
+            self._drain_safely(catch_up=True)
             try:
                 return self._search(query, limit, in_view)
             except sqlite3.DatabaseError:
@@ -236,11 +237,11 @@ class RecallIndex:
 
     # ------------------------------------------------------------------------ storage
 
-    def _drain_safely(self) -> None:
+    def _drain_safely(self, *, catch_up: bool) -> None:
         """Index the queue; a damaged file is rebuilt, an unwritable one replaced by an index
         in memory. Never raises for the index's own troubles."""
         try:
-            self._drain()
+            self._drain(catch_up)
         except sqlite3.DatabaseError as exc:
             # What was queued is in the rollout already: the rebuilt index reads it there.
             try:
@@ -262,15 +263,22 @@ class RecallIndex:
         self._reset_state()
         self._note = f"the search index could not be built ({exc}); nothing can be searched"
 
-    def _drain(self) -> None:
+    def _drain(self, catch_up: bool) -> None:
+        """Index the queued records. An index behind the rollout (missing, or opened after
+        another writer added records) first reads what it lacks from the file; the worker
+        leaves that to the next search when the session was opened from a long rollout, so
+        building an index never competes with a turn or a compaction."""
         conn = self._connection()
         with self._queue_lock:
             batch = list(self._pending)
             self._pending.clear()
+            known, resumed = self._next_seq, self._resumed
+        if self._count < known or not (resumed or self._checked):
+            if not (catch_up or not resumed):
+                return  # what was queued is in the rollout: the catch-up reads it there
+            self._catch_up(conn)
         if not batch:
             return
-        if batch[0][0] > self._count:  # records the index never saw: read them from the file
-            self._catch_up(conn)
         with _transaction(conn):
             for seq, type, timestamp, payload in batch:
                 if seq == self._count:
@@ -278,12 +286,12 @@ class RecallIndex:
             self._save_state(conn)
 
     def _connection(self) -> sqlite3.Connection:
+        """The database, opened (no record is read here: see :meth:`_drain`)."""
         if self._conn is not None:
             return self._conn
         if self._in_memory:
             self._conn = self._open_memory()
             self._reset_state()
-            self._catch_up(self._conn)
             return self._conn
         try:
             conn = self._open_file()
@@ -302,14 +310,15 @@ class RecallIndex:
         self._conn = conn
         with self._queue_lock:
             known, resumed = self._next_seq, self._resumed
-        if not resumed:  # not told what the rollout holds: read it (new sessions: tiny)
-            self._catch_up(conn)
-        elif self._count > known:  # an index of a longer (other) rollout
-            self._rebuild("the search index did not match the conversation and was rebuilt")
-            return self._conn
-        elif self._count < known:
-            self._catch_up(conn)
-        return conn
+        if resumed and self._count > known:  # an index of a longer (other) rollout
+            self._close_connection()
+            self._remove_file()
+            self._note = "the search index did not match the conversation and was rebuilt"
+            try:
+                self._conn = self._open_file()
+            except (OSError, sqlite3.DatabaseError) as exc:
+                return self._to_memory(exc)
+        return self._conn
 
     def _open_file(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
@@ -337,7 +346,6 @@ class RecallIndex:
         )
         self._conn = self._open_memory()
         self._reset_state()
-        self._catch_up(self._conn)
         return self._conn
 
     def _rebuild(self, note: str) -> None:
@@ -350,13 +358,14 @@ class RecallIndex:
                 self._conn = self._open_file()
             except (OSError, sqlite3.DatabaseError) as exc:
                 self._to_memory(exc)
-                return
         else:
             self._conn = self._open_memory()
+        assert self._conn is not None
         self._catch_up(self._conn)
 
     def _catch_up(self, conn: sqlite3.Connection) -> None:
         """Index the rollout's records the index does not hold yet, from the file."""
+        self._checked = True
         try:
             records, _warnings = read_rollout(self._rollout)
         except FileNotFoundError:
@@ -384,6 +393,7 @@ class RecallIndex:
 
     def _reset_state(self) -> None:
         self._count, self._turn, self._calls = 0, 0, {}
+        self._checked = False
 
     def _load_state(self, conn: sqlite3.Connection) -> None:
         state = dict(conn.execute("SELECT key, value FROM meta").fetchall())
