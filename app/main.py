@@ -208,6 +208,10 @@ def _main(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.ui import import_hook
+
+    import_hook.install()  # before the window's modules: each import asks PySide6 a question
+
     from app.core.secrets import SecretStore
     from app.paths import AppPaths
     from app.ui.app_context import AppContext

@@ -63,6 +63,16 @@ class ContextHistory:
         self._count_pending(0)
         return list(self._item_tokens)
 
+    def known_item_tokens(self) -> list[int]:
+        """Each item's count, -1 for those not counted yet (nothing is counted here)."""
+        return list(self._item_tokens)
+
+    def tokens_from(self, start: int) -> int:
+        """Tokens of the items from ``start`` on, counting only those (a turn's new message,
+        not the whole resumed history)."""
+        self._count_pending(start)
+        return sum(self._item_tokens[start:])
+
     def estimate(self) -> int:
         """Local estimate of the whole next request (items, instructions, tool definitions)."""
         self._count_pending(0)
@@ -138,26 +148,27 @@ class ContextHistory:
         self.version += 1
         return tokens
 
-    def replace(self, items: list[Item]) -> None:
+    def replace(self, items: list[Item], counts: list[int] | None = None) -> None:
         """Replace the whole history (compaction); usage becomes a local estimate.
 
-        User messages the history already holds (those a compaction keeps, which a remote
-        compaction sends back as new objects) keep their counts instead of being tokenised
-        again: tens of milliseconds for a long history."""
-        known: dict[str, int] = {}
-        for old, tokens in zip(self._items, self._item_tokens):
-            if tokens >= 0 and is_message(old, "user"):
-                known[message_text(old)] = tokens
-
-        def tokens_of(item: Item) -> int:
-            if is_message(item, "user"):
-                tokens = known.get(message_text(item))
-                if tokens is not None:
-                    return tokens
-            return self._counter.count_item(item)
-
+        ``counts``, when the caller already knows them, are the items' token counts (-1 for
+        one it does not know). Otherwise user messages the history already holds (those a
+        compaction keeps, which a remote compaction sends back as new objects) keep their
+        counts instead of being tokenised again: tens of milliseconds for a long history."""
+        if counts is None:
+            known: dict[str, int] = {}
+            for old, tokens in zip(self._items, self._item_tokens):
+                if tokens >= 0 and is_message(old, "user"):
+                    known[message_text(old)] = tokens
+            counts = [
+                known.get(message_text(item), -1) if is_message(item, "user") else -1
+                for item in items
+            ]
         self._items = list(items)
-        self._item_tokens = [tokens_of(item) for item in self._items]
+        self._item_tokens = [
+            tokens if tokens >= 0 else self._counter.count_item(item)
+            for item, tokens in zip(self._items, counts, strict=True)
+        ]
         self._sum = sum(self._item_tokens)
         self._pending = 0
         self._api_total = None

@@ -106,7 +106,11 @@ class MainWindow(QMainWindow):
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
-        apply_theme(context.settings.theme)  # before the widgets take their colours
+        # Before the widgets take their colours, and before the settings load (after the first
+        # paint): the theme the window last used; open_session applies the settings' own.
+        self.window_state = WindowState(context.config_dir)
+        self._theme = self.window_state.theme()
+        apply_theme(self._theme)
         self.controller = SessionController(context, self)
         self._closing = False
         self._close_done = False
@@ -354,7 +358,6 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.indicator)
 
     def _restore_geometry(self) -> None:
-        self.window_state = WindowState(self.context.config_dir)
         self.geometry_restored = self.window_state.restore(self, self.splitter)
 
     # ================================================================ the open session
@@ -378,7 +381,16 @@ class MainWindow(QMainWindow):
     async def open_session(self, session_id: str | None = None) -> bool:
         """Show ``session_id`` (resumed from disk) or a new session; False when it could not
         be opened (the reason is shown and a new session takes its place)."""
+        self._use_theme(self.context.settings.theme)
         return await self.controller.open_session(session_id)
+
+    def _use_theme(self, theme: str) -> None:
+        """Apply the settings' theme if the window is not already in it, and remember it for
+        the next start's first paint."""
+        if theme != self._theme:
+            self._theme = theme
+            apply_theme(theme)
+            self.window_state.save_theme(theme)
 
     def start_new_session(self) -> asyncio.Future[Any]:
         """Open a new, empty session (Ctrl+N, /new)."""
@@ -605,7 +617,7 @@ class MainWindow(QMainWindow):
         changes at once."""
         applied = self.controller.apply_settings(settings, api_key)
         if applied:
-            apply_theme(settings.theme)
+            self._use_theme(settings.theme)
         return applied
 
     # ================================================================ export

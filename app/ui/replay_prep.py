@@ -8,7 +8,6 @@ on the window's thread, then takes them ready (``prepared_cuts``). No widget cod
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +50,8 @@ async def prepare_replay(
     for text in texts:
         if progress is not None:
             progress.report("preparing", done, whole)
+        import asyncio  # not at import: the window paints before asyncio loads
+
         cuts = await asyncio.to_thread(display_cuts, text)
         _PREPARED[id(text)] = (text, cuts)
         done += len(text)

@@ -11,7 +11,6 @@ a turn has written to the open session), so sessions written by the open session
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ from .icons import icon
 from .widgets import tool_button
 
 if TYPE_CHECKING:
+    import asyncio
     from datetime import datetime
 
     from app.core.sessions import SessionInfo, SessionLibrary
@@ -288,6 +288,8 @@ class SessionListPanel(QWidget):
             return None
         if not self.confirm_delete(title or session_id):
             return None
+        import asyncio  # not at import: the window paints before asyncio loads
+
         self._deleting = asyncio.ensure_future(self._delete(session_id))
         return self._deleting
 

@@ -66,6 +66,23 @@ class WindowState:
             return None
         return QByteArray.fromBase64(value.encode("ascii", "replace"))
 
+    def theme(self) -> str:
+        """The theme the window last used ("system" before any): the window takes its colours
+        before its first paint, when the settings (pydantic) are not loaded yet."""
+        value = self._settings().value("window/theme", "system")
+        return value if value in ("system", "light", "dark") else "system"
+
+    def save_theme(self, theme: str) -> None:
+        """Remember ``theme`` for the next start; a failure is logged, never raised."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            log.warning("Could not save the theme for the next start: %s", exc)
+            return
+        settings = self._settings()
+        settings.setValue("window/theme", theme)
+        settings.sync()
+
     def save(self, window: QWidget, splitter: QSplitter | None = None) -> None:
         """Write the window's geometry (and pane sizes); a failure is logged, never raised."""
         try:

@@ -75,13 +75,24 @@ def fit_items(
     protect: Callable[[Item], bool],
     count: Callable[[str], int] = approx_tokens,
     count_item: Callable[[Item], int] | None = None,
+    total: int | None = None,
 ) -> Fitted:
     """``items`` reduced to at most ``room`` tokens: oldest unprotected items first (calls with
     their outputs), then the largest remaining items middle-truncated. The newest item is
-    shortened rather than dropped, so what the user said last always reaches the model."""
+    shortened rather than dropped, so what the user said last always reaches the model.
+
+    With ``total`` (what the items are known to hold, e.g. the server's usage), ``counts`` may
+    say -1 for items not counted yet: only those that leave are counted, so fitting a long
+    resumed history counts the oldest few items, not all of them."""
     items = list(items)
     counts = list(counts)
-    total = sum(counts)
+
+    def counted(item: Item) -> int:
+        return count_item(item) if count_item else _count(item, count)
+
+    if total is None:
+        counts = [tokens if tokens >= 0 else counted(item) for item, tokens in zip(items, counts)]
+        total = sum(counts)
     dropped = truncated = 0
     while total > room:
         index = next(
@@ -90,14 +101,17 @@ def fit_items(
         )
         if index is None:
             break
-        removed, tokens = remove_with_partner(items, index, counts)
+        removed, tokens = remove_with_partner(items, index, counts, counted)
         total -= tokens
         dropped += removed
     # Leading outputs whose calls were dropped would be refused by the API.
     while items and item_type(items[0]) == "function_call_output":
-        total -= counts.pop(0)
-        items.pop(0)
-        dropped += 1
+        removed, tokens = remove_with_partner(items, 0, counts, counted)
+        total -= tokens
+        dropped += removed
+    if total > room:
+        # Shortening chooses the largest items: every count is needed from here on.
+        counts = [tokens if tokens >= 0 else counted(item) for item, tokens in zip(items, counts)]
     while total > room and items:
         step = _next_cut(items, counts, total - room, protect, count, count_item)
         if step is None:
@@ -152,15 +166,22 @@ def _count(item: Item, count: Callable[[str], int]) -> int:
 
 
 def remove_with_partner(
-    items: list[Item], index: int, counts: list[int] | None = None
+    items: list[Item],
+    index: int,
+    counts: list[int] | None = None,
+    count_item: Callable[[Item], int] | None = None,
 ) -> tuple[int, int]:
     """Remove ``items[index]`` and the call or output paired with it (and their ``counts``,
-    when given); returns how many items went and the tokens they counted."""
+    when given, a -1 among them counted by ``count_item``); returns how many items went and
+    the tokens they counted."""
     removed = tokens = 0
     for gone in sorted(_with_partner(items, index), reverse=True):
-        del items[gone]
         if counts is not None:
-            tokens += counts.pop(gone)
+            known = counts.pop(gone)
+            if known < 0 and count_item is not None:
+                known = count_item(items[gone])
+            tokens += max(0, known)
+        del items[gone]
         removed += 1
     return removed, tokens
 

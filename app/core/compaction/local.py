@@ -59,6 +59,18 @@ def drop_oldest(items: list[Item]) -> int:
 
 
 @dataclass(frozen=True)
+class ItemCounts:
+    """The token counts of the history being compacted, counted only as far as a step needs:
+    ``total`` is what it is already known to hold (the usage the compaction started from);
+    ``known`` gives each item's count, -1 where it has not been counted yet (a resumed
+    history counts lazily); ``every`` counts them all."""
+
+    total: int
+    known: list[int]
+    every: Callable[[], list[int]]
+
+
+@dataclass(frozen=True)
 class LocalCompaction:
     """One local compaction request to make: the history with its per-item counts, the
     prompt, the budget, and how to reach and report (``summarise`` runs it)."""
@@ -67,7 +79,7 @@ class LocalCompaction:
     model: str
     instructions: str
     history: list[Item]
-    item_tokens: list[int]
+    item_tokens: ItemCounts
     prompt: str
     prompt_cache_key: str
     budget: CompactionBudget
@@ -109,7 +121,9 @@ class LocalCompaction:
             return output_limit * 2
         return max(output_limit, min(output_limit * 2, room - self.prompt_cost))
 
-    def _fit(self, items: list[Item], counts: list[int], room: int) -> Fitted:
+    def _fit(
+        self, items: list[Item], counts: list[int], room: int, total: int | None = None
+    ) -> Fitted:
         return fit_items(
             items,
             counts,
@@ -117,6 +131,7 @@ class LocalCompaction:
             protect=_protected,
             count=self.counter.count,
             count_item=self.counter.count_item,
+            total=total,
         )
 
     async def _once(self, output_limit: int | None) -> LocalSummary:
@@ -128,7 +143,7 @@ class LocalCompaction:
         items = list(self.history)
         trimmed = truncated = refits = 0
         if room is not None:
-            fitted = self._fit(items, self.item_tokens, room)
+            fitted = self._fit(items, self.item_tokens.known, room, self.item_tokens.total)
             items, trimmed, truncated = fitted.items, fitted.dropped, fitted.truncated
             if trimmed or truncated:
                 self.on_trim(trimmed + truncated)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..items import Item, is_injected_context, is_message, message_text, user_message
@@ -23,15 +23,24 @@ class RebuiltHistory:
     shrunk: Shrunk = field(default_factory=lambda: Shrunk())
 
 
+def _is_real_user_message(item: Item) -> bool:
+    return (
+        is_message(item, "user") and not is_injected_context(item) and not is_summary_message(item)
+    )
+
+
 def real_user_messages(history: list[Item]) -> list[str]:
     """Texts of the user's own messages: no injected context blocks, no earlier summaries."""
-    return [
-        message_text(item)
-        for item in history
-        if is_message(item, "user")
-        and not is_injected_context(item)
-        and not is_summary_message(item)
-    ]
+    return [message_text(item) for item in history if _is_real_user_message(item)]
+
+
+def real_user_messages_newest_first(history: list[Item]) -> Iterator[str]:
+    """:func:`real_user_messages` from the newest back, read only as far as the caller goes:
+    choosing kept messages is a pass over the kept ones, not over the whole history."""
+    for index in range(len(history) - 1, -1, -1):
+        item = history[index]
+        if _is_real_user_message(item):
+            yield message_text(item)
 
 
 def select_kept_messages(
@@ -41,10 +50,19 @@ def select_kept_messages(
 ) -> tuple[list[str], bool]:
     """Newest first within ``budget`` tokens; the first that does not fit is middle-truncated
     to what remains and the walk stops. Returned in chronological order."""
+    return select_kept_newest_first(reversed(messages), budget, count)
+
+
+def select_kept_newest_first(
+    newest_first: Iterable[str],
+    budget: int = KEPT_USER_MESSAGE_TOKENS,
+    count: Callable[[str], int] = approx_tokens,
+) -> tuple[list[str], bool]:
+    """:func:`select_kept_messages` for messages given newest first (read lazily)."""
     kept: list[str] = []
     remaining = budget
     truncated = False
-    for text in reversed(messages):
+    for text in newest_first:
         if remaining <= 0:
             break
         cost = count(text)
@@ -133,7 +151,9 @@ def build_compacted_history(
     just before the last kept message. With ``room`` (tokens the whole rebuilt history may
     take), the result is checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
     """
-    kept, truncated = select_kept_messages(real_user_messages(history), budget, count)
+    kept, truncated = select_kept_newest_first(
+        real_user_messages_newest_first(history), budget, count
+    )
     context = list(initial_context or [])
     shrunk = Shrunk()
     if room is not None:

@@ -29,8 +29,9 @@ from ..sampling import RetryNotice
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
+from .counting import CountMemo
 from .fit import fit_items
-from .local import COMPACTION_HEADERS, ContextTooLarge, LocalCompaction
+from .local import COMPACTION_HEADERS, ContextTooLarge, ItemCounts, LocalCompaction
 from .policy import auto_compact_limit, context_window
 from .prompts import build_prompt, is_summary_message, summary_prefix, summary_text
 from .prune import prune_tool_outputs
@@ -39,7 +40,8 @@ from .rebuild import (
     build_compacted_history,
     filter_remote_output,
     real_user_messages,
-    select_kept_messages,
+    real_user_messages_newest_first,
+    select_kept_newest_first,
 )
 from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
@@ -107,6 +109,7 @@ class Compactor:
         self._history = history
         self._transcript = transcript
         self._counter = counter
+        self._counts = CountMemo(counter)  # one compaction's counts (see counting.py)
         self._config = config
         self._provider = provider
         self._tool_specs = tool_specs
@@ -198,12 +201,22 @@ class Compactor:
         tokens_before = self._usage()
         before = self._history.snapshot()
         everything = list(self._history.raw_items())  # shallow: items are immutable
-        all_counts = self._history.item_tokens()
         cut = len(everything) - held_out
-        history, counts, tail = everything[:cut], all_counts[:cut], everything[cut:]
-        incoming = sum(all_counts[cut:])
+        history, tail = everything[:cut], everything[cut:]
+        incoming = self._history.tokens_from(cut)
+        # Per-item counts only when a step needs them: a resumed history counts its items
+        # lazily, and tokenising all of a long one took longer than the whole compaction.
+        known = self._history.known_item_tokens()[:cut]
+        total = sum(t for t in known if t > 0)
+        if any(t < 0 for t in known):
+            # Not all counted: what the server last reported covers the rest.
+            total = max(total, tokens_before - incoming - self._history.fixed_tokens)
+        counts = ItemCounts(
+            total=total, known=known, every=lambda: self._history.item_tokens()[:cut]
+        )
         budget = self.budget(incoming)
         self._held_notes = []
+        self._counts = CountMemo(self._counter)
         try:
             return await self._run_and_apply(
                 turn_id, item_id, trigger, history, counts, tail, budget,
@@ -212,6 +225,7 @@ class Compactor:
             )
         finally:
             self._record_held_notes()
+            self._counts = CountMemo(self._counter)
 
     async def _run_and_apply(
         self,
@@ -219,7 +233,7 @@ class Compactor:
         item_id: str,
         trigger: p.Trigger,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         tail: list[Item],
         budget: CompactionBudget,
         *,
@@ -301,7 +315,7 @@ class Compactor:
         turn_id: str,
         trigger: p.Trigger,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         budget: CompactionBudget,
         *,
         focus: str | None,
@@ -351,11 +365,13 @@ class Compactor:
         return result
 
     def _prune(
-        self, history: list[Item], counts: list[int], budget: CompactionBudget
+        self, history: list[Item], counts: ItemCounts, budget: CompactionBudget
     ) -> _Result | None:
         if budget.history_room is None:
             return None
-        found = prune_tool_outputs(history, counts, count_item=self._counter.count_item)
+        found = prune_tool_outputs(
+            history, counts.every(), count_item=self._counter.count_item
+        )
         if found is None:
             return None
         pruned, new_counts = found
@@ -426,9 +442,11 @@ class Compactor:
         # The new history as Codex builds it: kept user messages from Coco's own history, the
         # context before the last of them, the compaction item last.
         count, context_tokens = self._kept_counting(budget, context)
-        item_tokens = self._counter.count_item(compaction)
-        kept, truncated = select_kept_messages(
-            real_user_messages(history), budget.kept_budget(item_tokens, context_tokens), count
+        item_tokens = self._counts.count_item(compaction)
+        kept, truncated = select_kept_newest_first(
+            real_user_messages_newest_first(history),
+            budget.kept_budget(item_tokens, context_tokens),
+            count,
         )
         items = assemble(kept, compaction, context)
         return _Result(
@@ -466,14 +484,14 @@ class Compactor:
         shrunk = None
         room = budget.history_room
         if room is not None:
-            item_counts = [self._counter.count_item(item) for item in items]
+            item_counts = [self._counts.count_item(item) for item in items]
             fitted = fit_items(
                 items,
                 item_counts,
                 room,
                 protect=lambda item: is_compaction_item(item) or item in context,
-                count=self._counter.count,
-                count_item=self._counter.count_item,
+                count=self._counts.count,
+                count_item=self._counts.count_item,
             )
             if fitted.dropped or fitted.truncated:
                 shrunk = {
@@ -496,8 +514,8 @@ class Compactor:
         """How kept user messages are counted, and what the context blocks take: Coco's counter
         when the window sizes the budget; with no window to size from, Codex's rule (its
         20 000 tokens of bytes / 4)."""
-        count = self._counter.count if budget.target is not None else approx_tokens
-        return count, sum(self._counter.count_item(item) for item in context)
+        count = self._counts.count if budget.target is not None else approx_tokens
+        return count, sum(self._counts.count_item(item) for item in context)
 
     def _headers(self) -> dict[str, str] | None:
         return COMPACTION_HEADERS if self._config().demo_hints else None
@@ -506,7 +524,7 @@ class Compactor:
         self,
         turn_id: str,
         history: list[Item],
-        counts: list[int],
+        counts: ItemCounts,
         budget: CompactionBudget,
         context: list[Item],
         focus: str | None,
@@ -621,7 +639,7 @@ class Compactor:
             )
             self._say(turn_id, message)
         previous = (self.compacted_version, self.post_compaction_usage)
-        self._history.replace(new_items)
+        self._history.replace(new_items, [self._counts.count_item(item) for item in new_items])
         self.compacted_version = self._history.version
         self._usage_reset()
         tokens_after = self._usage()
