@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "long_lines": "bench.bench_long_lines",
     "huge_resume": "bench.bench_huge_resume",
     "recall": "bench.bench_recall",
+    "retention": "bench.bench_retention",
 }
 QUICK_SCALE = 0.01
 # ``--guard`` (CI): a figure more than this share above its target fails the run.

@@ -2,24 +2,30 @@
 
 from .protocol import (
     Compact,
+    EditSummary,
     FindInConversation,
     Interrupt,
     Op,
+    PinItem,
     RetryTurn,
     Shutdown,
     UndoCompaction,
+    UndoSummaryEdit,
     UpdateConfig,
     UserTurn,
 )
 
 __all__ = [
     "Compact",
+    "EditSummary",
     "FindInConversation",
     "Interrupt",
     "Op",
+    "PinItem",
     "RetryTurn",
     "Shutdown",
     "UndoCompaction",
+    "UndoSummaryEdit",
     "UpdateConfig",
     "UserTurn",
 ]

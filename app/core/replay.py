@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import protocol as p
+from .compaction.failure import ended_events
 from .items import is_injected_context, item_type, message_text, new_id
+from .transcript import ENDED_KIND
 
 Entry = dict[str, Any]
 
@@ -28,6 +30,8 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
                 events.append(event)
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == ENDED_KIND:  # a compaction that failed or was stopped
+            events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
             events.append(p.Warning(message=str(entry.get("message", ""))))
         elif kind == "error":
@@ -57,6 +61,8 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
             data["interrupted"] = True
         if entry.get("not_sent"):
             data["not_sent"] = True
+        if entry.get("pinned"):
+            data["pinned"] = entry["pinned"]  # its pin's key
         turn_kind: Any = "user_message" if role == "user" else "agent_message"
         return p.ItemCompleted(
             turn_id=turn_id, item=p.TurnItem(id=item_id, kind=turn_kind, data=data)
@@ -70,7 +76,11 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
             item=p.TurnItem(
                 id=f"out_{call_id}",
                 kind="function_call_output",
-                data={"call_id": call_id, "output": item.get("output", "")},
+                data={
+                    "call_id": call_id,
+                    "output": item.get("output", ""),
+                    **({"pinned": entry["pinned"]} if entry.get("pinned") else {}),
+                },
             ),
         )
     if kind == "reasoning":
@@ -126,6 +136,15 @@ def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> 
             in_view=list(entry.get("in_view") or []),
         ),
     ]
+    if entry.get("summary_edited") or entry.get("summary_undoable"):
+        events.append(
+            p.SummaryEdited(
+                item_id=marker.item_id,
+                summary=marker.summary,
+                edited=bool(entry.get("summary_edited")),
+                undoable=bool(entry.get("summary_undoable")),
+            )
+        )
     if entry.get("undone"):
         events.append(p.CompactionUndone(item_id=marker.item_id, tokens=marker.tokens_before))
     return events

@@ -12,8 +12,9 @@ never changes):
   so only the segments on screen are ever laid out and a streaming reply only re-renders its
   last segment. Cuts fall between Markdown blocks (then the parts render exactly as the whole)
   every ``SEGMENT_CHARS`` or so; a longer block (a code block, a paragraph) is cut only past
-  ``MAX_SEGMENT_CHARS``, at a line break if it has one; inside a fenced code block the fence is
-  then closed at the end of one segment and opened again at the start of the next.
+  ``MAX_SEGMENT_CHARS``, at a line break if it has one; a line longer than a segment is cut
+  between two words (at its last space); inside a fenced code block the fence is then closed
+  at the end of one segment and opened again at the start of the next.
 """
 
 from __future__ import annotations
@@ -165,21 +166,28 @@ def display_cuts(
         head = text[start : start + limit]
         cut = 0 if fence else closed_end(head)
         if cut <= 0 and "\n" not in head:
-            cut = limit  # one line longer than a segment: cut it anywhere
+            cut = _word_end(head)  # one line longer than a segment: cut it between words
         if cut <= 0:
             if len(text) - start <= most:
                 break  # a long block: it stays whole unless it grows past ``most``
             window = text[start : start + most]
             cut = 0 if fence else closed_end(window)
             if cut <= 0:
-                # No Markdown block boundary: the last line break, else a hard cut.
+                # No Markdown block boundary: the last line break, else between words.
                 newline = window.rfind("\n", 0, most - 1)
-                cut = newline + 1 if newline > 0 else most
+                cut = newline + 1 if newline > 0 else _word_end(window)
         next_fence = _fence_state(text, start, start + cut, fence)
         start += cut
         fence = next_fence
         cuts.append(Cut(start, fence))
     return cuts
+
+
+def _word_end(head: str) -> int:
+    """Where to cut ``head``, a stretch of one line: after its last whitespace, so no word is
+    split across two segments; a word longer than half of it is cut at its end anyway."""
+    space = max(head.rfind(" "), head.rfind("\t"))
+    return space + 1 if space >= len(head) // 2 else len(head)
 
 
 def segment_source(text: str, cuts: list[Cut], index: int) -> str:

@@ -304,7 +304,9 @@ class MainWindow(QMainWindow):
         column.addWidget(self.find_bar)
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
+        self.transcript.op_requested.connect(self.controller.submit)
         self.transcript.retry_requested.connect(self.controller.retry_turn)
+        self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
@@ -359,6 +361,9 @@ class MainWindow(QMainWindow):
 
     def _restore_geometry(self) -> None:
         self.geometry_restored = self.window_state.restore(self, self.splitter)
+        draft = self.window_state.draft()
+        if draft:
+            self.composer.set_text(draft)  # typed but not sent when the window last closed
 
     # ================================================================ the open session
 
@@ -485,7 +490,7 @@ class MainWindow(QMainWindow):
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if event.type in ("turn_complete", "context_compacted", "compaction_undone",
-                          "session_configured") or (
+                          "session_configured", "item_pinned", "summary_edited") or (
             # The message just sent is in the history while the reply streams.
             event.type == "item_completed"
             and event.item.kind in ("user_message", "function_call_output")
@@ -706,7 +711,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.window_state.save(self, self.splitter)
+            self.window_state.save(self, self.splitter, draft=self.composer.text())
             import asyncio
 
             asyncio.ensure_future(self._shutdown())

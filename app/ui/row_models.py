@@ -48,6 +48,12 @@ class RowHost(Protocol):
 
     def request_retry(self) -> None: ...
 
+    def request_compact(self, focus: str | None) -> None: ...
+
+    def request_pin(self, row: Any, pinned: bool) -> None: ...
+
+    def request_summary_edit(self, item_id: str, text: str | None) -> None: ...
+
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
     if len(text) <= limit:
@@ -81,12 +87,18 @@ class TranscriptRow:
 
     joined = False  # True: the row continues the one above it (no gap between them)
 
-    __slots__ = ("_host", "_widget", "height", "in_context", "index", "measured_width")
+    __slots__ = (
+        "_host", "_widget", "height", "in_context", "index", "measured_width", "pin_key",
+        "pin_note",
+    )
+    pinnable = False  # a message or a tool output: the user can pin it
 
     def __init__(self, host: RowHost) -> None:
         self._host = host
         self._widget: RowWidget | None = None
         self.in_context = True
+        self.pin_key = ""  # the core's key for this row's pin; "" when not pinned
+        self.pin_note = ""  # what the core said when it was pinned
         self.index = 0
         self.height = 0
         self.measured_width = -1
@@ -107,10 +119,34 @@ class TranscriptRow:
         self.in_context = in_context
         if self._widget is not None:
             self._widget.apply_context()
+            # The tag beside the text takes room: the text may wrap onto another line.
+            self._host.row_changed(self)
 
     def keep_widget(self) -> bool:
         """True while the widget must survive off screen (the user is working in it)."""
         return self._widget is not None and self._widget.has_focus_within()
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.pin_key)
+
+    def set_pinned(self, key: str, note: str = "") -> None:
+        """The core pinned this row's message (``key``), or unpinned it (``""``)."""
+        if (key, note) != (self.pin_key, self.pin_note):
+            self.pin_key, self.pin_note = key, note
+            self._changed(resized=False)
+
+    def request_pin(self, pinned: bool) -> None:
+        """The user asked to pin (or unpin) this row: the core decides."""
+        self._host.request_pin(self, pinned)
+
+    @property
+    def pin_button(self) -> QToolButton:
+        return self.widget.pin_button  # type: ignore[no-any-return]
+
+    @property
+    def pin_tag(self) -> QLabel:
+        return self.widget.pin_tag  # type: ignore[no-any-return]
 
     def _changed(self, resized: bool = True) -> None:
         if self._widget is not None:
@@ -135,6 +171,7 @@ class MessageRow(TranscriptRow):
         "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id", "role",
         "segments", "streaming",
     )
+    pinnable = True
 
     def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
         super().__init__(host)
@@ -333,6 +370,7 @@ class ToolRow(ExpandableRow):
     """A tool call: name and a short argument line; expands to arguments and output."""
 
     __slots__ = ("arguments", "call_id", "name", "output", "stopped")
+    pinnable = True  # its output, once it has one (carried with its call)
 
     def __init__(self, host: RowHost, call_id: str, name: str, arguments: str) -> None:
         super().__init__(host)
@@ -397,7 +435,7 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id")
+    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -406,6 +444,7 @@ class NoticeRow(TranscriptRow):
         self.details = ""  # the technical detail behind an error, shown on demand
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
+        self.turn_id: str | None = None  # the turn an error line belongs to (when live)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

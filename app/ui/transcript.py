@@ -97,6 +97,9 @@ class TranscriptView(VirtualRowArea):
 
     undo_requested = Signal(str)
     retry_requested = Signal()
+    compact_requested = Signal(object)  # a failed compaction's Retry: its focus (or None)
+    # An op the user asked for from a row (pin, unpin, edit or un-edit a summary).
+    op_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -171,6 +174,36 @@ class TranscriptView(VirtualRowArea):
     def request_retry(self) -> None:
         """An error's Retry button was clicked."""
         self.retry_requested.emit()
+
+    def request_compact(self, focus: str | None) -> None:
+        """A failed compaction's Retry button was clicked."""
+        self.compact_requested.emit(focus)
+
+    def request_pin(self, row: TranscriptRow, pinned: bool) -> None:
+        """A row's Pin (or Unpin) was clicked: the op names the row; the core decides."""
+        from app.core import ops
+
+        if isinstance(row, ToolRow):
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind="function_call_output", row_id=row.call_id
+            )
+        elif isinstance(row, MessageRow):
+            kind = "user_message" if row.role == "user" else "agent_message"
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind=kind, row_id=row.item_id, text=row.text
+            )
+        else:
+            return
+        self.op_requested.emit(op)
+
+    def request_summary_edit(self, item_id: str, text: str | None) -> None:
+        """A marker's summary was edited (``text``), or its edit undone (``None``)."""
+        from app.core import ops
+
+        if text is None:
+            self.op_requested.emit(ops.UndoSummaryEdit(item_id=item_id))
+        else:
+            self.op_requested.emit(ops.EditSummary(item_id=item_id, text=text))
 
     # -- rows -------------------------------------------------------------------------------
 
@@ -286,16 +319,21 @@ class TranscriptView(VirtualRowArea):
         for other in self._compactions.values():
             if other is not row:
                 other.set_undoable(False)
+                other.set_editable(False)  # a later compaction replaced its summary
         row.complete(event, undoable=event.undoable)
         if dim and row.state == "done":
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
-            for other in above:
-                # A long message is drawn in parts: each part is as much in view as its message.
-                message = other.message if isinstance(other, MessageSegmentRow) else other
-                if getattr(message, "role", None) == "user" and message.text in still_seen:
-                    continue
-                other.set_in_context(False)
+            with self.hold():  # rows re-measured with their tags, laid out once
+                for other in above:
+                    # A long message is drawn in parts: each part is as much in view as its message.
+                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    if getattr(message, "role", None) == "user" and message.text in still_seen:
+                        continue
+                    if message.pin_key and message.pin_key in event.carried_pins:
+                        other.set_in_context(True)  # pinned: carried verbatim before the summary
+                        continue
+                    other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:
         for row in self._compactions.values():
@@ -392,6 +430,8 @@ class TranscriptView(VirtualRowArea):
             self._on_compaction_progress(event)
         elif event.type == "compaction_undone":
             self._on_compaction_undone(event)
+        elif event.type == "compaction_ended":
+            self._on_compaction_ended(event)
         elif event.type == "background":
             self._on_background(event)
         elif event.type == "message_not_sent":
@@ -408,10 +448,16 @@ class TranscriptView(VirtualRowArea):
             self._on_retry_available(event)
         elif event.type == "stream_waiting":
             self._on_stream_waiting(event)
+        elif event.type == "item_pinned":
+            self._on_item_pinned(event)
+        elif event.type == "summary_edited":
+            self._on_summary_edited(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
         self._reconnect = None
+        for row in self._compactions.values():
+            row.offer_retry(False)  # something newer runs: an earlier failure is history
 
     def _on_undo_available(self, event: p.UndoAvailable) -> None:
         """The core says which compaction Undo would undo now; only its marker offers it."""
@@ -440,6 +486,8 @@ class TranscriptView(VirtualRowArea):
             row = self.add_message("user", data_text(data), item.id)
             if data.get("not_sent"):
                 row.set_in_context(False)
+            if data.get("pinned"):
+                row.set_pinned(str(data["pinned"]))
         elif item.kind == "agent_message":
             text = data_text(data)
             reply = self._messages.get(item.id)
@@ -450,12 +498,16 @@ class TranscriptView(VirtualRowArea):
             self._finish_item(reply)
             if data.get("interrupted"):
                 reply.set_interrupted()
+            if data.get("pinned"):
+                reply.set_pinned(str(data["pinned"]))
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
             call_id = str(data.get("call_id", item.id))
             output = data.get("output", "")
             self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
+            if data.get("pinned"):
+                self._tools[call_id].set_pinned(str(data["pinned"]))
         elif item.kind == "reasoning":
             text = data_text(data) or str(data.get("summary", "") or "")
             if text.strip():
@@ -483,6 +535,26 @@ class TranscriptView(VirtualRowArea):
     def _on_context_compacted(self, event: p.ContextCompacted) -> None:
         self.complete_compaction(event)
 
+    def _on_item_pinned(self, event: p.ItemPinned) -> None:
+        """The core pinned (or unpinned) a row's message: the row shows it."""
+        row: TranscriptRow | None = next(
+            (r for r in self.rows if r.pin_key == event.key), None
+        )
+        if row is None and event.kind == "function_call_output":
+            row = self._tools.get(event.row_id)
+        elif row is None:
+            row = self._messages.get(event.row_id)
+        if row is None:
+            return
+        row.set_pinned(event.key if event.pinned else "", event.message)
+        if event.pinned and event.in_view:
+            row.set_in_context(True)
+
+    def _on_summary_edited(self, event: p.SummaryEdited) -> None:
+        row = self._compactions.get(event.item_id)
+        if row is not None:
+            row.set_summary(event.summary, edited=event.edited, undoable=event.undoable)
+
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
         text = event.message or STAGE_TEXT.get(event.stage, "")
         for row in self._compactions.values():
@@ -492,6 +564,14 @@ class TranscriptView(VirtualRowArea):
         row = self._compactions.get(event.item_id)
         if row is not None:
             row.mark_undone()
+
+    def _on_compaction_ended(self, event: p.CompactionEnded) -> None:
+        """A compaction that changed nothing, live or replayed; a live failure (its event
+        names its turn) offers Retry."""
+        row = self._compactions.get(event.item_id)
+        if row is not None:
+            row.mark_stopped(f"Compaction {event.status} · nothing changed")
+            row.offer_retry(event.status == "failed" and event.turn_id is not None, event.focus)
 
     def _on_background(self, event: p.Background) -> None:
         self.add_notice("background", event.message)
@@ -508,6 +588,7 @@ class TranscriptView(VirtualRowArea):
 
     def _on_error(self, event: p.Error) -> None:
         row = self.add_notice("error", event.message)
+        row.turn_id = event.turn_id
         if event.details:
             row.set_details(event.details)
 
@@ -632,13 +713,15 @@ class TranscriptView(VirtualRowArea):
         self.tick_waits()
 
     def _on_retry_available(self, event: p.RetryAvailable) -> None:
-        """The core says which failed turn Retry would run again: its error (the last one,
-        sent just before) offers Retry; every other error stops offering it."""
+        """The core says which failed turn Retry would run again: its error (the last one of
+        that turn) offers Retry; every other error stops offering it."""
         errors = self.notice_rows("error")
         for row in errors:
             row.set_retry(None)
         if event.turn_id is not None and errors:
-            errors[-1].set_retry(event.turn_id)
+            # The failed turn's own error (a compaction may have failed since, below it).
+            own = [row for row in errors if row.turn_id == event.turn_id]
+            (own or errors)[-1].set_retry(event.turn_id)
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"

@@ -25,6 +25,7 @@ MODULES = [
     "bench.bench_long_lines",
     "bench.bench_huge_resume",
     "bench.bench_recall",
+    "bench.bench_retention",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core import Session, ops
+from app.core import CoreConfig, Session, ops
 from app.core.recall.index import recall_index_path
 from app.demo import ModelServer, Reply, ToolCall
 from tests.conftest import of_type, run
 
+# Facts the notes would carry over are what recall is for when they are off.
+NO_NOTES = {"carry_notes": False} if "carry_notes" in CoreConfig.model_fields else {}
 FILE = "[cluster]\nshardCount = 12\nlisten_port = 8443\n"
 
 
@@ -33,7 +35,9 @@ async def test_each_kind_of_content_is_found_after_compaction(server, make_confi
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "cluster.toml").write_text(FILE)
-    session = await Session.open(make_config(workspace=workspace, context_window=8192))
+    session = await Session.open(
+        make_config(workspace=workspace, context_window=8192, carry_notes=False)
+    )
     server.enqueue(Reply(text="I decided to use the token bucket limiter."))
     await run(session, ops.UserTurn(text="Our deploy target is svc-orchard-41."))
     server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "cluster.toml"})]))
@@ -109,7 +113,7 @@ async def test_the_demo_model_recalls_what_left_its_view(make_config):
     demo = ModelServer(mode="demo").start()
     try:
         config = make_config(base_url=demo.url, model="coco-demo", demo_hints=True,
-                             context_window=8192)
+                             context_window=8192, **NO_NOTES)
         session = await Session.open(config)
         await run(session, ops.UserTurn(text="For the record: the staging server listens on "
                                         "port 7001 behind the gateway."))
