@@ -273,7 +273,8 @@ class RecallIndex:
             batch = list(self._pending)
             self._pending.clear()
             known, resumed = self._next_seq, self._resumed
-        if self._count < known or not (resumed or self._checked):
+        before = batch[0][0] if batch else known  # the records written before this batch
+        if self._count < before or not (resumed or self._checked):
             if not (catch_up or not resumed):
                 return  # what was queued is in the rollout: the catch-up reads it there
             self._catch_up(conn)
