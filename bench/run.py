@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "soak": "bench.bench_soak",
     "long_lines": "bench.bench_long_lines",
     "huge_resume": "bench.bench_huge_resume",
+    "recall": "bench.bench_recall",
     "retention": "bench.bench_retention",
 }
 QUICK_SCALE = 0.01

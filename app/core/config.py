@@ -59,6 +59,8 @@ class CoreConfig(BaseModel):
     retry_base_delay: float = 0.2  # seconds; backoff is base × 2^(n-1) × jitter [0.9, 1.1)
     request_timeout: float = 600.0
     tool_output_budget: int = 10_000  # tokens; longer tool output is middle-truncated
+    # The model may search the whole conversation with the recall tool (issue 24).
+    recall: bool = True
 
     @field_validator("base_url")
     @classmethod

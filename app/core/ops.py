@@ -3,6 +3,7 @@
 from .protocol import (
     Compact,
     EditSummary,
+    FindInConversation,
     Interrupt,
     Op,
     PinItem,
@@ -17,6 +18,7 @@ from .protocol import (
 __all__ = [
     "Compact",
     "EditSummary",
+    "FindInConversation",
     "Interrupt",
     "Op",
     "PinItem",

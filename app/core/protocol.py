@@ -64,6 +64,13 @@ class RetryTurn(_Op):
     op: Literal["retry_turn"] = "retry_turn"
 
 
+class FindInConversation(_Op):
+    """Search the whole conversation (what compaction removed from the model's view too); the
+    core answers with ``ConversationMatches``."""
+
+    op: Literal["find_in_conversation"] = "find_in_conversation"
+    query: str
+    limit: int = 50
 class PinItem(_Op):
     """Pin (``pinned=True``) or unpin a message of the transcript: a pinned message stays
     verbatim in the model's view through every compaction. ``key`` names a pinned message (from
@@ -96,7 +103,7 @@ class UndoSummaryEdit(_Op):
 
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
-    | PinItem | EditSummary | UndoSummaryEdit
+    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation
 )
 
 # -------------------------------------------------------------------------------------- events
@@ -415,6 +422,34 @@ class RetryAvailable(_Event):
     reason: str = ""
 
 
+class ConversationMatch(BaseModel):
+    """One place a search found: its turn (1 = the first user message), whose it is ("user",
+    "assistant", "tool", "summary"), the tool, when, an excerpt around the match, and how a
+    front end finds its row: ``call_id`` for a tool call or output, else ``anchor``, a piece of
+    the message's own text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    role: str
+    tool: str = ""
+    time: str = ""
+    excerpt: str
+    call_id: str = ""
+    anchor: str = ""
+    in_view: bool = False
+
+
+class ConversationMatches(_Event):
+    """The answer to ``FindInConversation``, best first; ``message`` says so in words (no
+    match, a query without words, a note about the index)."""
+
+    type: Literal["conversation_matches"] = "conversation_matches"
+    query: str
+    matches: list[ConversationMatch] = Field(default_factory=list)
+    message: str = ""
+
+
 class ItemPinned(_Event):
     """A message was pinned or unpinned (``pinned``). ``key`` names it from now on; ``kind`` and
     ``row_id`` say which row (as the op named it); ``tokens`` is its size in the model's view;
@@ -471,6 +506,7 @@ Event = Annotated[
     | ShutdownComplete
     | RetryAvailable
     | ItemPinned
-    | SummaryEdited,
+    | SummaryEdited
+    | ConversationMatches,
     Field(discriminator="type"),
 ]

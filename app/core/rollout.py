@@ -173,6 +173,8 @@ class RolloutWriter:
         self._lock_file = lock
         self._lock = threading.Lock()
         self._torn = False  # a failed append left bytes that could not be cut off
+        # Told of each record once it is written (type, timestamp, payload): the recall index.
+        self.on_append: Callable[[str, str, dict[str, Any]], None] | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
@@ -215,8 +217,9 @@ class RolloutWriter:
         serialised (nothing is written) and :class:`RolloutWriteError` when the write fails.
         """
         # Encode first: a payload that cannot be serialised raises before anything is written.
+        timestamp = utc_timestamp()
         line = dumps_line(
-            {"timestamp": utc_timestamp(), "type": type, "payload": payload, "id": new_record_id()}
+            {"timestamp": timestamp, "type": type, "payload": payload, "id": new_record_id()}
         )
         with self._lock:
             fd = self.fileno()
@@ -230,6 +233,8 @@ class RolloutWriter:
                 self._undo_partial_write(fd, written)
                 raise RolloutWriteError(self.path, exc) from exc
             self._torn = False
+        if self.on_append is not None:
+            self.on_append(type, timestamp, payload)
 
     def _undo_partial_write(self, fd: int, written: int) -> None:
         """Cut off the ``written`` bytes of a failed append, so no half line stays behind."""

@@ -49,6 +49,7 @@ from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
 from .providers.probe import local_tools_warning
+from .recall import RecallTool, SessionTools
 from .replay import (
     function_call_display,
     reasoning_summary,
@@ -70,8 +71,9 @@ from .session_lock import SessionInUse
 from .sessions import forget_open, track_open
 from .summary_edit import SUMMARY_EDIT_RECORD
 from .tokens import TokenCounter
-from .tools import WorkspaceTools
 from .transcript import ENDED_KIND, Transcript
+from .turn_errors import error_details as _error_details
+from .turn_errors import error_kind as _error_kind
 
 MAX_TOOL_ROUNDS = 64
 # A tool output is never cut below this many tokens, however small the window.
@@ -116,7 +118,11 @@ class Session:
         )
         self._history = ContextHistory(self._counter, config.instructions)
         self._transcript = Transcript()
-        self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        self._recall = RecallTool(
+            rollout_path(config.sessions_dir, session_id), history=self._history.raw_items,
+            window=lambda: self._window(), count=self._counter.count,
+        )
+        self._tools = SessionTools(config, self._recall)
         self._history.set_tools(self._tools.specs())
         self._provider: ModelProvider | None = None
         self._events = EventStream()
@@ -329,6 +335,8 @@ class Session:
             self._apply_config(op.config)
         elif isinstance(op, p.RetryTurn):
             self._retry_turn()
+        elif isinstance(op, p.FindInConversation):
+            self._emit(await self._recall.matches(op.query, op.limit))
         elif isinstance(op, p.PinItem):
             self._compactor.pins.handle(op)
         elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
@@ -371,6 +379,7 @@ class Session:
             except RolloutWriteError as exc:
                 self._emit(p.Error(message=str(exc), kind="storage"))
             self._writer.close()
+        self._recall.index.close()
         forget_open(self)
         self._emit(p.ShutdownComplete())
         self._events.end()
@@ -389,8 +398,8 @@ class Session:
             stale = self._provider
             self._provider = None
             asyncio.get_running_loop().create_task(stale.close())
-        if old.workspace != config.workspace or old.tool_output_budget != config.tool_output_budget:
-            self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
+        if SessionTools.changed(old, config):
+            self._tools = SessionTools(config, self._recall)
             self._history.set_tools(self._tools.specs())
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
@@ -428,6 +437,7 @@ class Session:
                 self._writer = RolloutWriter.exclusive(self._path)
             except SessionInUse as exc:
                 raise ReadOnlySession(str(exc)) from exc
+            self._recall.index.follow(self._writer, records=0 if fresh else None)
             if fresh:
                 self._writer.append("session_meta", self._meta())
         self._writer.append(kind, payload)
@@ -611,6 +621,7 @@ class Session:
         records, warnings = resumed.records, list(resumed.warnings)
         self._replay(records)
         self._writer, self._read_only = resumed.writer, resumed.read_only
+        self._recall.index.follow(resumed.writer, records=len(records))
         if resumed.read_only:
             warnings.append(resumed.read_only)
         # A crash between a tool call and its output would make every later request fail.
@@ -1345,33 +1356,3 @@ def _title_from(first_user_text: str | None) -> str:
 
 def _describe(error: ProviderError) -> str:
     return error.message
-
-
-def _error_details(error: ProviderError) -> str:
-    """The technical detail of a failed request: the provider's own, else what is known of
-    it (category, status, code, message)."""
-    if error.details:
-        return error.details
-    facts = [f"category: {error.category}"]
-    if error.status:
-        facts.append(f"HTTP status: {error.status}")
-    if error.code:
-        facts.append(f"code: {error.code}")
-    facts.append(f"message: {error.message}")
-    return "\n".join(facts)
-
-
-def _error_kind(error: ProviderError) -> p.ErrorKind:
-    mapping: dict[str, p.ErrorKind] = {
-        "auth": "auth",
-        "rate_limit": "rate_limit",
-        "server": "server",
-        "connection": "connection",
-        "stream": "stream",
-        "context_overflow": "context_overflow",
-        "bad_request": "bad_request",
-        "not_found": "not_found",
-        "malformed": "malformed",
-        "model_output": "bad_request",  # the same request gets the same malformed output
-    }
-    return mapping.get(error.category, "internal")

@@ -374,6 +374,7 @@ class SessionIndex:
                 self.trash_dir.mkdir(parents=True, exist_ok=True)
                 target = self._free_trash_path(session_id)
                 os.replace(source, target)
+                _remove_recall_index(source)
             self._entries.pop(session_id, None)
             self._sizes.pop(session_id, None)
             self._write()
@@ -498,3 +499,13 @@ class SessionIndex:
             # start reconciles it with the rollouts.
             log.warning("Could not write the session index: %s", exc)
             self.warnings.append(f"Could not save the session list: {exc.strerror or exc}")
+
+
+def _remove_recall_index(rollout: Path) -> None:
+    """A deleted session's search index goes (it is rebuilt from the rollout if restored)."""
+    from .recall.index import recall_index_path
+
+    try:
+        recall_index_path(rollout).unlink(missing_ok=True)
+    except OSError:
+        pass

@@ -82,6 +82,8 @@ class AppSettings(BaseModel):
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""
+    # The model may search the whole conversation (the recall tool).
+    recall: bool = True
     notifications: bool = True
     # The window's colours: follow the system, or always light or dark.
     theme: Literal["system", "light", "dark"] = "system"
@@ -306,6 +308,7 @@ def build_core_config(
         "compaction_model": settings.compaction_model or None,
         "compact_prompt": settings.compact_prompt or None,
         "workspace": Path(settings.workspace) if settings.workspace.strip() else None,
+        "recall": settings.recall,
         "data_dir": data_dir,
         "request_timeout": float(settings.request_timeout),
     }

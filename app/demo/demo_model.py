@@ -35,6 +35,18 @@ from .summary import asks_in_summary, build_summary, parse_sections
 LIST_TOOL = "list_directory"
 READ_TOOL = "read_file"
 SEARCH_TOOL = "search_text"
+RECALL_TOOL = "recall"
+# A question about something said, decided or read earlier in the conversation.
+_LOOK_BACK = re.compile(
+    r"\b(remember|recall|earlier|previously|before|back then|did (?:i|we|you)|what was|"
+    r"what were|which (?:\w+ )?(?:did|was|were))\b",
+    re.IGNORECASE,
+)
+_LOOK_BACK_WORDS = frozenset(
+    {"remember", "recall", "earlier", "previously", "before", "back", "then", "told", "said",
+     "tell", "mentioned", "again", "choose", "chose", "chosen", "decide", "decided", "pick",
+     "picked", "what", "which"}
+)
 
 _WORDS = re.compile(r"[a-z']+")
 _FILE_TOKEN = re.compile(
@@ -132,7 +144,7 @@ class DemoModel:
             return Reply(text=self._continue_from_summary(last.text))
         if last.kind != "user":
             return Reply(text="I'm waiting for your next message.")
-        tool_call = self._tool_call_for(last.text, conv.tools)
+        tool_call = self._tool_call_for(last.text, conv.tools) or _recall_call(conv, last.text)
         if tool_call is not None:
             return Reply(function_calls=[tool_call])
         return Reply(text=self._answer(conv, last.text))
@@ -185,6 +197,8 @@ class DemoModel:
                 f"({len(text)} characters). It starts like this:\n\n"
                 f"```{lang}\n{head}\n```\n\n{_file_remark(lines)}"
             )
+        if name == RECALL_TOOL:
+            return _answer_from_recall(str(args.get("query", "")), lines)
         if name == SEARCH_TOOL:
             query = str(args.get("query", ""))
             shown = "\n".join(f"- `{shorten(line, 100)}`" for line in lines[:6])
@@ -282,6 +296,48 @@ def _file_intent(text: str) -> tuple[str, dict[str, Any]] | None:
     ):
         return LIST_TOOL, {"path": _place(text) or "."}
     return None
+
+
+def _recall_call(conv: Conversation, text: str) -> ToolCall | None:
+    """Search the whole conversation (the recall tool) when ``text`` asks about something
+    earlier that is no longer in this request: its telling words appear nowhere else in it."""
+    if RECALL_TOOL not in conv.tools or not _LOOK_BACK.search(text):
+        return None
+    if conversation_question(text.lower()) is not None:
+        return None  # "what did I say first?": answered from what is in view
+    words = [w for w in keywords(text, 4) if w not in _LOOK_BACK_WORDS]
+    if not words:
+        return None
+    visible = " ".join(e.text for e in conv.entries[:-1]).lower()
+    if all(w in visible for w in words):
+        return None  # still in view: no need to search
+    return ToolCall(name=RECALL_TOOL, arguments={"query": " ".join(words)})
+
+
+def _answer_from_recall(query: str, lines: list[str]) -> str:
+    """An answer built from what the recall tool found (its first excerpt, with its origin)."""
+    text = "\n".join(lines)
+    if "\n\n[1] " not in text:
+        if text.startswith("No earlier part"):
+            return (
+                f"I searched our whole conversation for “{query}” and found nothing about it, "
+                "so I can't tell you from what we said."
+            )
+        return f"I tried to search our conversation, but the search said:\n\n{quote(text, 300)}"
+    blocks = text.split("\n\n[")
+    first = blocks[1] if len(blocks) > 1 else ""
+    where, _, excerpt = first.partition("\n")
+    where = where.split("] ", 1)[-1]
+    origin = where.split(" · ")
+    if len(origin) > 1:
+        told = {"the user's message": "what you said", "your answer": "what I answered"}
+        place = f"{origin[0]}, {told.get(origin[1], origin[1])}"
+    else:
+        place = where
+    return (
+        f"That is no longer in my view, so I searched our earlier conversation for "
+        f"“{query}”. From {place}:\n\n{quote(excerpt.strip(), 400)}"
+    )
 
 
 def _file_token(text: str) -> str | None:

@@ -34,6 +34,7 @@ from . import memory
 from .app_context import AppContext
 from .commands import Command
 from .composer import Composer
+from .find_bar import FindBar
 from .format import model_text
 from .icons import app_icon, icon
 from .notifications import Notifications
@@ -202,6 +203,10 @@ class MainWindow(QMainWindow):
                                          "Put the cursor in the message box (Ctrl+L)", None,
                                          "Ctrl+L")
         self.focus_action.triggered.connect(lambda: self.composer.focus())
+        self.find_action = self._action("find", "Find in conversation…",
+                                        "Search the whole conversation, also what was compacted "
+                                        "(Ctrl+F)", None, QKeySequence.StandardKey.Find)
+        self.find_action.triggered.connect(lambda: self.find_bar.open_bar())
         self.quit_action = self._action("quit", "Quit", "Close Coco", None,
                                         QKeySequence.StandardKey.Quit)
         self.quit_action.triggered.connect(self.close)
@@ -265,6 +270,7 @@ class MainWindow(QMainWindow):
         session_menu.addAction(self.undo_action)
         session_menu.addAction(self.stop_action)
         session_menu.addAction(self.focus_action)
+        session_menu.addAction(self.find_action)
         view_menu = menu_bar.addMenu("&View")
         view_menu.addAction(self.sidebar_action)
         view_menu.addAction(self.model_view_action)
@@ -291,6 +297,11 @@ class MainWindow(QMainWindow):
         self.banner.open_settings.connect(self.open_settings)
         self.banner.hide()
         column.addWidget(self.banner)
+        self.find_bar = FindBar(centre)
+        self.find_bar.search_requested.connect(self.find_in_conversation)
+        self.find_bar.match_chosen.connect(self.transcript_show_match)
+        self.find_bar.hide()
+        column.addWidget(self.find_bar)
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
         self.transcript.op_requested.connect(self.controller.submit)
@@ -490,6 +501,8 @@ class MainWindow(QMainWindow):
             self._update_title()
         if event.type == "message_not_sent":
             self._give_back(event.text)
+        if event.type == "conversation_matches":
+            self.find_bar.show_matches(event)
 
     def _give_back(self, text: str) -> None:
         """A message the core did not send goes back to the composer, to shorten or resend;
@@ -560,6 +573,15 @@ class MainWindow(QMainWindow):
 
     def undo_compaction(self) -> None:
         self.controller.undo_compaction()
+
+    def find_in_conversation(self, query: str) -> None:
+        """Ask the core to search the whole conversation (the answer comes as an event)."""
+        from app.core import ops
+
+        self.controller.submit(ops.FindInConversation(query=query))
+
+    def transcript_show_match(self, match: p.ConversationMatch) -> None:
+        self.transcript.show_match(match)
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction (Esc, Stop)."""

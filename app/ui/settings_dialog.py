@@ -236,6 +236,11 @@ class SettingsDialog(QDialog):
                        "Automatic compaction replaces tool outputs older than the last two turns "
                        "with a short note, without asking the model, when that is enough")
         form.addRow("", self.prune)
+        self.recall = QCheckBox("Let the model search the whole conversation (recall)")
+        self._describe(self.recall, "Recall",
+                       "Offer the model a tool that searches earlier messages, tool outputs and "
+                       "summaries, also what compaction removed from its view")
+        form.addRow("", self.recall)
         self.carry_notes = QCheckBox("Carry my facts, files and commands over every compaction")
         self._describe(self.carry_notes, "Carry notes over compactions",
                        "Each compaction keeps, in your own words, the statements that hold facts "
@@ -386,6 +391,7 @@ class SettingsDialog(QDialog):
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
         self.prune.setChecked(s.prune_tool_outputs)
+        self.recall.setChecked(s.recall)
         self.carry_notes.setChecked(s.carry_notes)
         self.request_timeout.setValue(s.request_timeout)
         self.server_side.setChecked(s.server_side_compaction)
@@ -572,6 +578,7 @@ class SettingsDialog(QDialog):
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
                 "prune_tool_outputs": self.prune.isChecked(),
+                "recall": self.recall.isChecked(),
                 "carry_notes": self.carry_notes.isChecked(),
                 "request_timeout": self.request_timeout.value(),
                 "server_side_compaction": self.server_side.isChecked()

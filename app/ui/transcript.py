@@ -253,6 +253,18 @@ class TranscriptView(VirtualRowArea):
     def tool_rows(self) -> list[ToolRow]:
         return [r for r in self.rows if isinstance(r, ToolRow)]
 
+    def show_match(self, match: p.ConversationMatch) -> TranscriptRow | None:
+        """Scroll to the row of a match the core found (a tool call by its id, a message by a
+        piece of its text); None when it has no row here (a compaction summary)."""
+        row: TranscriptRow | None = None
+        if match.call_id:
+            row = self._tools.get(match.call_id)
+        elif match.role in ("user", "assistant") and match.anchor:
+            row = next((r for r in self.message_rows(match.role) if match.anchor in r.text), None)
+        if row is not None:
+            self.scroll_to_row(row)
+        return row
+
     def add_message(self, role: str, text: str, item_id: str = "") -> MessageRow:
         if item_id and item_id in self._messages:
             row = self._messages[item_id]

@@ -187,6 +187,15 @@ class VirtualRowArea(QAbstractScrollArea):
 
     # -- scrolling --------------------------------------------------------------------------
 
+    def scroll_to_row(self, row: Any) -> None:
+        """Bring ``row`` to the top of the view (the view stops following the bottom)."""
+        self._update_tops()
+        self.follow_bottom = False
+        self._set_range()
+        bar = self.verticalScrollBar()
+        bar.setValue(min(bar.maximum(), max(0, int(self._tops[row.index]) - MARGIN)))
+        self.relayout()
+
     def scroll_to_bottom(self) -> None:
         """Jump to the end and follow it again."""
         self.follow_bottom = True

@@ -34,7 +34,8 @@ async def test_streamed_turn_events_and_request_body(server, make_config):
     assert body["instructions"] == "You are a test assistant."
     assert body["prompt_cache_key"] == session.id
     assert input_texts(body) == [("user", "hi")]
-    assert "tools" not in body or body["tools"] == []
+    # No workspace: only the recall tool (it needs no folder).
+    assert [tool["name"] for tool in body["tools"]] == ["recall"]
 
     usage = of_type(events, "token_count")[-1]
     assert usage.source == "api" and usage.total > 0

@@ -1,0 +1,294 @@
+"""The recall tool: the model searches earlier parts of this conversation, including what
+compaction removed from its view, and gets the best few excerpts back within a token budget.
+
+:class:`SessionTools` is what a session offers the model: the workspace tools (when a folder is
+configured) and recall (unless the user turned it off), behind one ``specs()``/``call()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import protocol as p
+from ..config import CoreConfig
+from ..items import Item
+from ..tools import (
+    ToolError,
+    ToolResult,
+    WorkspaceTools,
+    _function_spec,
+    _int_arg,
+    _parse_arguments,
+    _str_arg,
+)
+from .query import SearchQuery, build_query
+
+if TYPE_CHECKING:  # the index (and sqlite3) is loaded when a session first needs it
+    from .index import RecallHit, RecallIndex, RecallResult
+
+RECALL_TOOL = "recall"
+
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 10
+# The answer's budget: a share of the window, within these bounds (tokens).
+BUDGET_SHARE = 16
+MIN_BUDGET = 256
+MAX_BUDGET = 4000
+DEFAULT_BUDGET = 2000  # when the window is not known
+MIN_EXCERPT_CHARS = 160
+MAX_EXCERPT_CHARS = 900
+USER_EXCERPT_CHARS = 240  # what the find box shows of a match
+ANCHOR_CHARS = 60  # the piece of a message's text its row is found by
+
+DESCRIPTION = (
+    "Search earlier parts of this conversation: every message from the user and from you, "
+    "every tool output (files read, command results) and earlier summaries, including what "
+    "compaction removed from your view. Use it when the user refers to something said, "
+    "decided, read or computed earlier that you no longer see. Returns the best matching "
+    "excerpts with where they come from (turn, role, tool, time)."
+)
+
+
+def recall_budget(window: int | None) -> int:
+    """Tokens a recall answer may take: a sixteenth of the window, 256 to 4 000."""
+    if window is None:
+        return DEFAULT_BUDGET
+    return max(MIN_BUDGET, min(MAX_BUDGET, window // BUDGET_SHARE))
+
+
+class RecallTool:
+    """The recall tool of one session: its index, and how it answers."""
+
+    def __init__(
+        self,
+        rollout: Path,
+        *,
+        history: Callable[[], list[Item]],
+        window: Callable[[], int | None],
+        count: Callable[[str], int],
+    ) -> None:
+        from .index import RecallIndex
+
+        self.index: RecallIndex = RecallIndex(rollout)
+        self._history = history
+        self._window = window
+        self._count = count
+
+    def spec(self) -> dict[str, Any]:
+        return _function_spec(
+            RECALL_TOOL,
+            DESCRIPTION,
+            {
+                "query": {
+                    "type": "string",
+                    "description": "Words to look for: names, values, identifiers, phrases "
+                    "(plain words, not a regex).",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "description": f"Most excerpts to return. Default: {DEFAULT_LIMIT}.",
+                },
+            },
+            required=["query"],
+        )
+
+    async def call(self, arguments: str) -> ToolResult:
+        """Search for the query in ``arguments``. Never raises."""
+        try:
+            args = _parse_arguments(RECALL_TOOL, arguments)
+            query = _str_arg(args, "query")
+            limit = min(_int_arg(args, "limit", minimum=1) or DEFAULT_LIMIT, MAX_LIMIT)
+        except ToolError as exc:
+            return ToolResult(str(exc), ok=False)
+        return await self.search(query, limit)
+
+    async def search(self, text: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
+        """The formatted answer for ``text``: what the tool returns to the model."""
+        shown = _shown_query(text)
+        if not text.strip():
+            return ToolResult("recall needs words to look for: the query is empty.", ok=False)
+        query = build_query(text)
+        if query is None:
+            return ToolResult(
+                f"The query {shown} holds no words to search for (only punctuation or "
+                "symbols). Ask again with words from what you are looking for.",
+                ok=False,
+            )
+        result = await self.find(query, limit)
+        if isinstance(result, str):
+            return ToolResult(result, ok=False)
+        return ToolResult(self._format(shown, query, result), ok=True)
+
+    async def matches(self, text: str, limit: int) -> p.ConversationMatches:
+        """The same search for the user (the find box): every match, best first, with how the
+        window finds its row."""
+        query = build_query(text) if text.strip() else None
+        if query is None:
+            return p.ConversationMatches(query=text, message="Type words to look for.")
+        result = await self.find(query, limit)
+        if isinstance(result, str):
+            return p.ConversationMatches(query=text, message=result)
+        found = [
+            p.ConversationMatch(
+                turn=hit.turn, role=hit.role, tool=hit.tool, time=hit.time,
+                excerpt=excerpt(hit.text, query.words, USER_EXCERPT_CHARS), call_id=hit.call_id,
+                anchor=excerpt(hit.text, query.words, ANCHOR_CHARS).strip("…").strip(),
+                in_view=hit.in_view,
+            )
+            for hit in result.hits
+        ]
+        message = "" if found else f"Nothing in this conversation matches {_shown_query(text)}."
+        if result.note:
+            message = f"{message} ({result.note})".strip()
+        return p.ConversationMatches(query=text, matches=found, message=message)
+
+    async def find(self, query: SearchQuery, limit: int) -> RecallResult | str:
+        """The index's answer, or why there is none in words."""
+        items = list(self._history())
+        try:
+            return await asyncio.to_thread(self._find, query, limit, items)
+        except Exception as exc:  # noqa: BLE001 - a broken index must not end the turn
+            return f"recall could not search this conversation: {exc}"
+
+    def _find(self, query: SearchQuery, limit: int, items: list[Item]) -> RecallResult:
+        from .index import item_digest
+
+        in_view = frozenset(d for d in map(item_digest, items) if d is not None)
+        return self.index.search(query, limit, in_view)
+
+    def _format(self, shown: str, query: SearchQuery, result: RecallResult) -> str:
+        notes = [n for n in (query.note, result.note) if n]
+        tail = f"\n(Note: {'; '.join(notes)}.)" if notes else ""
+        if not result.hits:
+            return f"No earlier part of this conversation matches {shown}.{tail}"
+        budget = recall_budget(self._window())
+        hits = result.hits
+        while True:
+            width = max(MIN_EXCERPT_CHARS, min(MAX_EXCERPT_CHARS, budget * 3 // len(hits)))
+            blocks = [
+                f"[{n}] {_where(hit)}\n{excerpt(hit.text, query.words, width)}"
+                for n, hit in enumerate(hits, start=1)
+            ]
+            head = _header(shown, hits, result.all_words)
+            output = "\n\n".join([head, *blocks]) + tail
+            if self._count(output) <= budget or len(hits) == 1:
+                break
+            hits = hits[:-1]
+        if self._count(output) > budget:  # one excerpt, still too long: cut it further
+            width = max(MIN_EXCERPT_CHARS // 2, budget * 2)
+            output = "\n\n".join(
+                [head, f"[1] {_where(hits[0])}\n{excerpt(hits[0].text, query.words, width)}"]
+            ) + tail
+        return output
+
+
+class SessionTools:
+    """The tools a session offers: the workspace's, and recall unless it is turned off."""
+
+    def __init__(self, config: CoreConfig, recall: RecallTool) -> None:
+        self.workspace = WorkspaceTools(config.workspace, config.tool_output_budget)
+        self._recall = recall if config.recall else None
+
+    @staticmethod
+    def changed(old: CoreConfig, new: CoreConfig) -> bool:
+        """Whether the tools offered differ between two configurations."""
+        fields = ("workspace", "tool_output_budget", "recall")
+        return any(getattr(old, name) != getattr(new, name) for name in fields)
+
+    @property
+    def enabled(self) -> bool:
+        """True when a workspace folder is usable (the environment block names it)."""
+        return self.workspace.enabled
+
+    def environment_context(self) -> str:
+        return self.workspace.environment_context()
+
+    def specs(self) -> list[dict[str, Any]]:
+        specs = self.workspace.specs()
+        if self._recall is not None:
+            specs.append(self._recall.spec())
+        return specs
+
+    async def call(self, name: str, arguments: str) -> ToolResult:
+        if name == RECALL_TOOL and self._recall is not None:
+            return await self._recall.call(arguments)
+        if name == RECALL_TOOL:
+            return ToolResult("recall is turned off in the settings", ok=False)
+        return await self.workspace.call(name, arguments)
+
+
+# ------------------------------------------------------------------------------ formatting
+
+
+def excerpt(text: str, words: list[str], width: int) -> str:
+    """About ``width`` characters of ``text`` around where most of ``words`` occur."""
+    text = text.strip()
+    if len(text) <= width:
+        return text
+    positions = sorted(
+        match.start() for match in _word_pattern(words).finditer(text)
+    ) if words else []
+    start = 0
+    if positions:
+        best, best_count = positions[0], 0
+        for pos in positions:
+            count = sum(1 for other in positions if pos <= other < pos + width * 2 // 3)
+            if count > best_count:
+                best, best_count = pos, count
+        start = max(0, best - width // 3)
+    end = min(len(text), start + width)
+    start = max(0, end - width)
+    if start > 0:
+        space = text.find(" ", start, start + 40)
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", end - 40, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + text[start:end].strip() + ("…" if end < len(text) else "")
+
+
+def _word_pattern(words: list[str]) -> re.Pattern[str]:
+    # A word's stem-like prefix, so "limit" also marks "limiter" and "limits".
+    stems = sorted({w[: max(4, len(w) - 3)] if len(w) > 5 else w for w in words}, key=len,
+                   reverse=True)
+    return re.compile(
+        r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + ")", re.IGNORECASE
+    )
+
+
+def _where(hit: RecallHit) -> str:
+    if hit.role == "tool":
+        what = f"output of {hit.tool}" if hit.tool else "tool output"
+    elif hit.role == "assistant" and hit.tool:
+        what = f"your call to {hit.tool}"
+    else:
+        what = {
+            "user": "the user's message",
+            "assistant": "your answer",
+            "summary": "an earlier compaction summary",
+        }.get(hit.role, hit.role)
+    turn = f"turn {hit.turn}" if hit.turn else "before the first message"
+    when = hit.time[:16].replace("T", " ") + " UTC" if hit.time else ""
+    view = "still in your view" if hit.in_view else "no longer in your view"
+    return " · ".join(part for part in (turn, what, when, view) if part)
+
+
+def _header(shown: str, hits: list[RecallHit], all_words: bool) -> str:
+    count = f"{len(hits)} excerpt{'s' if len(hits) != 1 else ''}"
+    if not all_words:
+        return (
+            f"No earlier passage holds every word of {shown}; {count} with some of them, "
+            "the best first:"
+        )
+    return f"{count} from earlier in this conversation for {shown}, the best first:"
+
+
+def _shown_query(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= 80 else flat[:79] + "…")
