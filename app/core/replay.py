@@ -47,6 +47,16 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
 def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
     item = entry.get("item") or {}
     kind = item_type(item)
+    if kind == "function_call_output":  # its row is found by its call id: no item id needed
+        call_id = str(item.get("call_id", ""))
+        return p.ItemCompleted(
+            turn_id=turn_id,
+            item=p.TurnItem(
+                id=f"out_{call_id}",
+                kind="function_call_output",
+                data={"call_id": call_id, "output": item.get("output", "")},
+            ),
+        )
     item_id = str(item.get("id") or new_id("item"))
     if kind == "message":
         role = item.get("role")
@@ -63,16 +73,6 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
         )
     if kind == "function_call":
         return p.ItemCompleted(turn_id=turn_id, item=function_call_display(item_id, item))
-    if kind == "function_call_output":
-        call_id = str(item.get("call_id", ""))
-        return p.ItemCompleted(
-            turn_id=turn_id,
-            item=p.TurnItem(
-                id=f"out_{call_id}",
-                kind="function_call_output",
-                data={"call_id": call_id, "output": item.get("output", "")},
-            ),
-        )
     if kind == "reasoning":
         summary = reasoning_summary(item)
         if not summary.strip():

@@ -18,12 +18,14 @@ from typing import Any, Literal
 from . import protocol as p
 from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
+from .collector import collector_paused
 from .compaction import policy
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import Compactor
 from .config import CoreConfig
+from .count_refiner import CountRefiner
 from .event_stream import EventStream
 from .history import ContextHistory
 from .history_repair import pair_tool_calls
@@ -127,6 +129,9 @@ class Session:
             config.model, config.tokenizer_cache_dir, allow_download=config.tokenizer_download
         )
         self._history = ContextHistory(self._counter, config.instructions)
+        self._refiner = CountRefiner(
+            self._counter, self._history, lambda: self._emit(self._token_event())
+        )
         self._transcript = Transcript()
         self._tools = WorkspaceTools(config.workspace, config.tool_output_budget)
         self._history.set_tools(self._tools.specs())
@@ -198,6 +203,7 @@ class Session:
                 await session._precount_resumed()
             finally:
                 OPEN_PROGRESS.reset(token)
+            session._refiner.schedule()  # huge texts were estimated: count them exactly now
         session._emit(session._token_event())
         session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
@@ -369,6 +375,7 @@ class Session:
         self._closed = True
         self._pending_turns.clear()
         await self._abort_active()
+        await self._refiner.close()
         if self._provider is not None:
             await self._provider.close()
         if self._writer is not None:
@@ -545,7 +552,11 @@ class Session:
 
     def _token_event(self) -> p.TokenCount:
         estimate = self._history.usage_is_estimate
-        approximate = (estimate and not self._counter.exact) or self._usage_estimated_by_provider
+        approximate = (
+            (estimate and not self._counter.exact)
+            or self._usage_estimated_by_provider
+            or self._counter.estimating  # a huge text's estimate: its exact count follows
+        )
         return p.TokenCount(
             total=self._usage(),
             input=self._last_usage.input_tokens,
@@ -607,15 +618,17 @@ class Session:
         history = self._history
         start = history.mark if history.api_total is not None else 0
         await self._counter.precount_items(
-            history.raw_items()[start:], progress_reporter("counting")
+            history.raw_items()[start:], progress_reporter("counting"), estimate_huge=True
         )
 
     def _resume(self) -> None:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
-        resumed = resume_rollout(self._path)
-        records, warnings = resumed.records, list(resumed.warnings)
-        self._replay(records)
+        with collector_paused():  # only live containers are made: collections are waste
+            resumed = resume_rollout(self._path)
+            records, warnings = resumed.records, list(resumed.warnings)
+            self._replay(records)
+            del records
         self._writer, self._read_only = resumed.writer, resumed.read_only
         if resumed.read_only:
             warnings.append(resumed.read_only)
@@ -666,11 +679,11 @@ class Session:
                 snapshot = self._history.snapshot()
                 replacement = payload.get("replacement_history")
                 if isinstance(replacement, list):
-                    self._history.replace(replacement)
+                    self._history.replace(replacement, defer_count=True)
                 else:  # an older record: rebuild from the summary text (spec section 6)
                     summary = str(payload.get("message", ""))
                     rebuilt = build_compacted_history(self._history.raw_items(), summary)
-                    self._history.replace(rebuilt.items)
+                    self._history.replace(rebuilt.items, defer_count=True)
                 compactor = self._compactor
                 compactor.compacted_version = self._history.version
                 tokens_after = payload.get("tokens_after")
@@ -694,7 +707,7 @@ class Session:
                 usage = None
                 replacement = payload.get("replacement_history")
                 if isinstance(replacement, list):
-                    self._history.replace(replacement)
+                    self._history.replace(replacement, defer_count=True)
                 self._transcript.mark_not_sent(str(payload.get("turn_id", "")))
             elif kind == "event":
                 event_kind = payload.get("kind")
@@ -738,6 +751,7 @@ class Session:
         try:
             if not retry:
                 await self._counter.precount([op.text])  # a long message: counted off-thread
+            await self._refiner.settled()  # what the decisions below count must be exact
             if not retry and not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
@@ -1279,6 +1293,7 @@ class Session:
         self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
+            await self._refiner.settled()  # the compaction's figures count huge texts exactly
             # Nothing to do is information, not a failure: said as a background line.
             if len(self._history) == 0:
                 self._emit(p.Background(turn_id=turn_id, message="Nothing to compact yet."))
@@ -1307,6 +1322,7 @@ class Session:
         if entry is None:
             return None
         self._history.restore(entry.snapshot)
+        self._refiner.recount_refined()
         for item in entry.appended:
             self._history.append(item, defer_count=True)
         self._transcript.mark_undone(entry.item_id)
