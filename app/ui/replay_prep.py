@@ -106,7 +106,7 @@ def prepared_cuts(text: str) -> list[Cut]:
     prepared = _PREPARED.pop(id(text), None)
     if prepared is not None and prepared[0] is text:
         return prepared[1]
-    return display_cuts(text)
+    return quick_cuts(text)
 
 
 def forget_prepared() -> None:

@@ -340,7 +340,8 @@ class TranscriptView(VirtualRowArea):
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None
-        row.render_markdown()
+        if row.dirty or row._widget is not None:  # (a row just made, off screen, is up to date)
+            row.render_markdown()
         if row.streaming:
             row.set_streaming(False)
 
