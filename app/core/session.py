@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -625,10 +625,8 @@ class Session:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
         with collector_paused():  # only live containers are made: collections are waste
-            resumed = resume_rollout(self._path)
-            records, warnings = resumed.records, list(resumed.warnings)
-            self._replay(records)
-            del records
+            resumed = resume_rollout(self._path, consume=self._replay)  # replayed as read
+        warnings = list(resumed.warnings)
         self._writer, self._read_only = resumed.writer, resumed.read_only
         if resumed.read_only:
             warnings.append(resumed.read_only)
@@ -648,7 +646,7 @@ class Session:
         for warning in warnings:
             self._emit(p.Warning(message=warning))
 
-    def _replay(self, records: list[Any]) -> None:
+    def _replay(self, records: Iterable[Any]) -> None:
         """Rebuild history and transcript from the rollout, in order (spec section 6).
 
         Items are counted lazily and the usage is restored once, from the last token count
