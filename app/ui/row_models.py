@@ -75,6 +75,9 @@ def text_lines(text: str, width: int, metrics: TextMetrics) -> int:
 
 # ---------------------------------------------------------------------------------- rows
 
+_NO_CUTS: list[Cut] = []  # shared by every message row without parts (never changed)
+_NO_SEGMENTS: list[MessageSegmentRow] = []
+
 
 class TranscriptRow:
     """Base of every row: whether it is still in the model's context (dimmed if not)."""
@@ -141,24 +144,27 @@ class MessageRow(TranscriptRow):
         self.role = role
         self.item_id = item_id
         self._text = text
-        self._pending: list[str] = []  # deltas not yet joined into _text
+        self._pending: list[str] | None = None  # deltas not yet joined into _text
         self._version = 0
         self._rendered = 0
         self.streaming = False
         self.interrupted = False
-        self.cuts: list[Cut] = []  # where the parts after the first start
-        self.segments: list[MessageSegmentRow] = []  # the rows showing them, in order
+        # Where the parts after the first start, and the rows showing them, in order. Both
+        # are replaced, never changed in place, so every row starts with the same empty
+        # lists (three lists a row were a tenth of a long session's rows).
+        self.cuts: list[Cut] = _NO_CUTS
+        self.segments: list[MessageSegmentRow] = _NO_SEGMENTS
 
     @property
     def text(self) -> str:
         """The whole message as received so far (Markdown source)."""
         if self._pending:
             self._text += "".join(self._pending)
-            self._pending.clear()
+            self._pending = None
         return self._text
 
     def set_text(self, text: str) -> None:
-        self._pending.clear()
+        self._pending = None
         if text != self._text:
             if self.cuts and not text.startswith(self._text[: self.cuts[-1].offset]):
                 self.cuts = []  # another text: its parts are cut anew
@@ -188,7 +194,7 @@ class MessageRow(TranscriptRow):
             new = [MessageSegmentRow(self._host, self, number)
                    for number in range(len(self.segments) + 1, len(self.cuts) + 1)]
             self._host.insert_rows_after(self.segments[-1] if self.segments else self, new)
-            self.segments.extend(new)
+            self.segments = [*self.segments, *new]
         pieces: list[TranscriptRow] = [self, *self.segments]
         return pieces[changed_from:]
 
@@ -199,7 +205,10 @@ class MessageRow(TranscriptRow):
 
     def append(self, delta: str) -> None:
         # Joined on the next read: appending to a long string per delta would copy it each time.
-        self._pending.append(delta)
+        if self._pending is None:
+            self._pending = [delta]
+        else:
+            self._pending.append(delta)
         self._version += 1
 
     @property
