@@ -135,8 +135,8 @@ class MessageRow(TranscriptRow):
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id", "role",
-        "segments", "streaming",
+        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id",
+        "part_lines", "role", "segments", "streaming",
     )
 
     def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
@@ -154,6 +154,8 @@ class MessageRow(TranscriptRow):
         # lists (three lists a row were a tenth of a long session's rows).
         self.cuts: list[Cut] = _NO_CUTS
         self.segments: list[MessageSegmentRow] = _NO_SEGMENTS
+        # The line breaks in each part, when the replay counted them beforehand (else None).
+        self.part_lines: list[int] | None = None
 
     @property
     def text(self) -> str:
@@ -168,6 +170,7 @@ class MessageRow(TranscriptRow):
         if text != self._text:
             if self.cuts and not text.startswith(self._text[: self.cuts[-1].offset]):
                 self.cuts = []  # another text: its parts are cut anew
+            self.part_lines = None
             self._text = text
             self._version += 1
 
@@ -188,7 +191,10 @@ class MessageRow(TranscriptRow):
         if len(text) - (self.cuts[-1].offset if self.cuts else 0) <= SEGMENT_CHARS:
             changed_from = len(self.segments)
         else:
-            self.cuts = display_cuts(text, known=self.cuts)
+            cuts = display_cuts(text, known=self.cuts)
+            if len(cuts) != len(self.cuts):  # new parts: the counted line breaks are stale
+                self.part_lines = None
+            self.cuts = cuts
             changed_from = min(known, len(self.segments))
         if len(self.cuts) > len(self.segments):
             new = [MessageSegmentRow(self._host, self, number)
@@ -295,11 +301,14 @@ class MessageSegmentRow(TranscriptRow):
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         # From the message's text in place: building each part's source to estimate it
         # copied all of a 50 MB message on the window's thread when it was reopened.
-        text, cuts, number = self.message.text, self.message.cuts, self.number
+        message = self.message
+        text, cuts, number = message.text, message.cuts, self.number
         begin = cuts[number - 1].offset if number > 0 else 0
         end = cuts[number].offset if number < len(cuts) else len(text)
         per_line = max(20, (width - 24) // metrics.char_width)
-        lines = text.count("\n", begin, end) + (end - begin) // per_line + 1
+        known = message.part_lines
+        breaks = known[number] if known is not None else text.count("\n", begin, end)
+        lines = breaks + (end - begin) // per_line + 1
         return 12 + lines * metrics.line_height
 
     @property

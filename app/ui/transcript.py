@@ -224,7 +224,7 @@ class TranscriptView(VirtualRowArea):
             self._add(row)
             return row
         # A long message is shown in parts, each laid out only when on screen.
-        row.cuts = prepared_cuts(text)
+        row.cuts, row.part_lines = prepared_cuts(text)
         with self.hold():
             self._add(row)
             row.sync_segments()

@@ -4,6 +4,7 @@ line-by-line rules give (``long_text.display_cuts``), whatever the text holds.""
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 import pytest
 
@@ -50,3 +51,21 @@ def test_a_log_is_cut_without_the_line_by_line_rules(monkeypatch: pytest.MonkeyP
     cuts = quick_cuts(LOG * 10)
     assert cuts and all(cut.fence == "" for cut in cuts)
     assert all((LOG * 10)[cut.offset - 1] == "\n" for cut in cuts)
+
+
+async def test_prepared_parts_carry_their_line_breaks() -> None:
+    """The replay takes a long message's parts ready, with the line breaks of each already
+    counted (its rows' height estimates then count nothing on the window's thread)."""
+    from types import SimpleNamespace
+
+    from app.ui.replay_prep import prepare_replay, prepared_cuts
+
+    text = LOG * 10
+    item = SimpleNamespace(kind="agent_message", data={"text": text})
+    await prepare_replay([SimpleNamespace(type="item_completed", item=item)])  # type: ignore[list-item]
+    cuts, lines = prepared_cuts(text)
+    assert cuts == display_cuts(text) and lines is not None
+    bounds = [0, *(cut.offset for cut in cuts), len(text)]
+    assert lines == [text.count("\n", a, b) for a, b in pairwise(bounds)]
+    assert sum(lines) == text.count("\n")
+    assert prepared_cuts(text) == (cuts, None)  # taken once; asked again, found anew
