@@ -66,6 +66,7 @@ class CountRefiner:
 
     async def settled(self) -> None:
         """Wait until every estimate handed out so far has its exact count."""
+        self.schedule()
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
 

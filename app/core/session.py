@@ -203,7 +203,6 @@ class Session:
                 await session._precount_resumed()
             finally:
                 OPEN_PROGRESS.reset(token)
-            session._refiner.schedule()  # huge texts were estimated: count them exactly now
         session._emit(session._token_event())
         session._emit_undo_state()
         session._loop_task = asyncio.get_running_loop().create_task(session._submission_loop())
@@ -227,6 +226,9 @@ class Session:
 
     async def events(self) -> AsyncIterator[p.Event]:
         """Every event, in order, until shutdown. Meant for one consumer."""
+        # Huge texts estimated while opening are counted exactly once the front end takes
+        # events (it has drawn the conversation), not while it is still drawing it.
+        self._refiner.schedule()
         while (event := await self._events.get()) is not None:
             yield event
 
