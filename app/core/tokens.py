@@ -491,12 +491,16 @@ class TokenCounter:
                 tokens = approx_tokens(text)  # no tokenizer: the byte rule is the count
             else:
                 tokens = await asyncio.to_thread(_count_in_steps, encoder, text, None)
-            self._huge_counts[text] = tokens
-            self._huge_counts.move_to_end(text)
-            while len(self._huge_counts) > _HUGE_COUNTS_KEPT:
-                self._huge_counts.popitem(last=False)
-            self._estimated.pop(text, None)
+            self._remember_huge(text, tokens)
         return texts
+
+    def _remember_huge(self, text: str, tokens: int) -> None:
+        """``text``'s exact count, kept (and its estimate, if it had one, dropped)."""
+        self._huge_counts[text] = tokens
+        self._huge_counts.move_to_end(text)
+        while len(self._huge_counts) > _HUGE_COUNTS_KEPT:
+            self._huge_counts.popitem(last=False)
+        self._estimated.pop(text, None)
 
     def _remember(self, text: str, tokens: int) -> None:
         self._big_counts[text] = tokens
@@ -525,13 +529,13 @@ class TokenCounter:
                 if text in self._estimated or (encoder is None and self.state == "unavailable"):
                     continue
                 self._estimated[text] = await asyncio.to_thread(sampled_estimate, encoder, text)
-        elif huge:
-            for text in huge:
-                self._estimated.setdefault(text, 0)
-            await self.refine()
         encoder = self._current_encoder()
         if encoder is None:
             return
+        if not estimate_huge:
+            for text in huge:
+                tokens = await asyncio.to_thread(_count_in_steps, encoder, text, None)
+                self._remember_huge(text, tokens)
         todo = [
             t for t in texts
             if BIG_TEXT_CHARS <= len(t) < HUGE_TEXT_CHARS and t not in self._big_counts
