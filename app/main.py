@@ -33,7 +33,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--data-dir", type=Path, metavar="PATH",
         help="an isolated profile: sessions, settings and API keys (PATH/config, keys in a "
-             "private file rather than the system keyring) and logs (PATH/logs)",
+             "private file rather than the system keyring), logs (PATH/logs) and caches "
+             "(PATH/cache)",
     )
     parser.add_argument(
         "--offline", action="store_true",
@@ -208,6 +209,10 @@ def _main(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.ui import import_hook
+
+    import_hook.install()  # before the window's modules: each import asks PySide6 a question
+
     from app.core.secrets import SecretStore
     from app.paths import AppPaths
     from app.ui.app_context import AppContext
@@ -253,6 +258,10 @@ def _main(args: argparse.Namespace) -> int:
             # An isolated profile keeps its keys too: in its own 0600 file, not the keyring
             # every profile of this user shares.
             secrets=SecretStore(paths.config_dir, use_keyring=not paths.isolated),
+            # ...and its caches (the tokenizer's), so nothing of it lands in ~/.cache.
+            config_overrides=(
+                {"tokenizer_cache_dir": paths.tokenizer_cache_dir} if paths.isolated else None
+            ),
         )
         window = MainWindow(context)
         instance.message_received.connect(lambda message: _focus_window(window, message))

@@ -1,4 +1,4 @@
-"""Where one Coco profile keeps its files: settings, sessions, logs.
+"""Where one Coco profile keeps its files: settings, sessions, logs, caches.
 
 The default profile uses the platform's folders (platformdirs). ``--data-dir PATH`` makes an
 isolated profile with everything under PATH, so a second profile, a demo or a test never touches
@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.dirs import default_config_dir, default_data_dir, default_log_dir
+from app.core.dirs import (
+    default_cache_dir,
+    default_config_dir,
+    default_data_dir,
+    default_log_dir,
+)
 
 LOG_FILE_NAME = "coco.log"
 
@@ -39,3 +44,13 @@ class AppPaths:
     @property
     def log_file(self) -> Path:
         return self.log_dir / LOG_FILE_NAME
+
+    @property
+    def cache_dir(self) -> Path:
+        """Caches (the tokenizer's, should its shipped file be damaged): the platform's cache
+        folder, or ``cache`` inside an isolated profile, so that profile is self-contained."""
+        return self.data_dir / "cache" if self.isolated else default_cache_dir()
+
+    @property
+    def tokenizer_cache_dir(self) -> Path:
+        return self.cache_dir / "tiktoken"

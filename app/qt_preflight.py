@@ -18,11 +18,9 @@ their environment, loader, ``ldd`` and display probe as arguments, so tests need
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,11 +143,15 @@ def plugin_directory() -> Path | None:
 
 def load_library(path: str) -> None:
     """Load a shared library into this process (Qt loads the same file right after)."""
+    import ctypes  # here, not at import: start-up runs this module on every platform
+
     ctypes.CDLL(path)
 
 
 def run_ldd(path: str) -> str:
     """``ldd path``'s output; "" when ldd is not there or fails to run."""
+    import subprocess
+
     try:
         result = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=10,
                                 check=False)
@@ -160,6 +162,8 @@ def run_ldd(path: str) -> str:
 
 def x_display_reachable(display: str) -> bool:
     """Whether libxcb can connect to the X display ``display`` (as Qt's xcb plugin will)."""
+    import ctypes
+
     try:
         xcb = ctypes.CDLL("libxcb.so.1")
     except OSError:

@@ -31,6 +31,10 @@ STEP_TIMEOUT = 15.0
 # Low enough that a few demo turns cross it; the demo's context window stays at its default.
 SELF_TEST_AUTO_COMPACT_LIMIT = 600
 MAX_TURNS_FOR_AUTO = 6
+# A text and its token count in both encodings Coco ships (o200k_base, cl100k_base); the byte
+# estimate says 9, so an exact count is told apart from an estimate.
+TOKEN_PROBE = "Compaction: tokens before → after"
+TOKEN_PROBE_COUNT = 7
 
 MESSAGES = (
     "Hello Coco, I am planning a trip to Lisbon in May with my sister.",
@@ -93,6 +97,11 @@ async def _wait_until(
         await asyncio.sleep(0.02)
 
 
+def _settled(counter: Any) -> Callable[[], bool]:
+    """Whether ``counter`` (a TokenCounter) has finished loading its encoding."""
+    return lambda: bool(counter.state != "loading")
+
+
 def _user_texts(entries: list[dict[str, Any]]) -> list[str]:
     from app.core.compaction.prompts import is_summary_message
     from app.core.items import is_message, message_text
@@ -136,6 +145,21 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
         run.expect(window.isVisible(), "the window is not shown")
         run.expect(window.session is not None, "no session was opened")
         run.expect(window.context.using_demo, "the demo model is not in use")
+
+    with run.check("exact token counts from the shipped tokenizer (no cache, no network)"):
+        from app.core.tokens import TokenCounter, approx_tokens
+
+        for model in ("gpt-4.1", "gpt-4"):  # o200k_base, cl100k_base
+            counter = TokenCounter(model, paths.tokenizer_cache_dir, allow_download=False)
+            await _wait_until(run, _settled(counter), f"the {counter.encoding_name} tokenizer")
+            run.expect(counter.exact, f"no exact counts: the shipped {counter.encoding_name} "
+                       "tokenizer file is missing or damaged")
+            counted = counter.count(TOKEN_PROBE)
+            run.expect(counted == TOKEN_PROBE_COUNT != approx_tokens(TOKEN_PROBE),
+                       f"{counter.encoding_name} counts {counted} tokens in {TOKEN_PROBE!r}, "
+                       f"not {TOKEN_PROBE_COUNT}")
+        written = list(paths.cache_dir.rglob("*")) if paths.cache_dir.is_dir() else []
+        run.expect(not written, f"the tokenizer wrote to the cache folder: {written[:3]}")
 
     with run.check("chat: two replies"):
         for text in MESSAGES[:2]:
@@ -322,6 +346,9 @@ def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float
             config_overrides={
                 "auto_compact_token_limit": SELF_TEST_AUTO_COMPACT_LIMIT,
                 "tokenizer_download": False,
+                # The profile's own (empty) cache: exact counts can only come from the shipped
+                # tokenizer files, which the tokenizer step checks.
+                "tokenizer_cache_dir": paths.tokenizer_cache_dir,
             },
         )
         window = MainWindow(context)

@@ -9,9 +9,11 @@ beside it), in the same fresh interpreter, runs alternating, medians compared. T
 one delta per ~token (4 characters).
 
 Second figure: the longest main-thread stall during the stream, from a ``QTimer`` probe firing
-every 5 ms (the largest gap between two firings).
+every 5 ms (the largest gap between two firings). Beside it (``stall_cpu_ms_per_run``), the
+main thread's CPU time in its longest block: on a loaded machine a gap also holds the time the
+process waited for a CPU.
 
-Targets: ratio ≤ 1.5; longest stall ≤ 50 ms.
+Targets: ratio ≤ 1.25; longest stall ≤ 16 ms.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import asyncio
 import statistics
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -100,23 +103,31 @@ async def _window_stream(window: Any, reply: str) -> dict[str, Any]:
     window.bridge.event_received.connect(on_event)
     watch = PaintWatch(*transcript_paint_targets(window))
     probe = StallProbe(5)
+    # Beside each firing, the main thread's CPU time: on a loaded machine a wall-clock gap
+    # also holds the time the process waited for a CPU, which no code of Coco's can shorten.
+    cpu: list[float] = []
+    probe.timer.timeout.connect(lambda: cpu.append(time.thread_time()))
     probe.start()
+    cpu.append(time.thread_time())
     start = time.perf_counter()
     window.send_message(PROMPT)
     await asyncio.wait_for(done.wait(), 600)
     completed = time.perf_counter()
     painted = await watch.wait_after(completed)
     probe.stop()
+    cpu.append(time.thread_time())
     rows = window.transcript.message_rows("assistant")
     shown = rows[-1].text if rows else ""
     if shown != reply:
         raise RuntimeError(f"the window shows {len(shown)} chars, expected {len(reply)}")
     gaps = probe.gaps_ms()
+    cpu_gaps = [(b - a) * 1000 for a, b in pairwise(cpu)]
     return {
         "elapsed": painted - start,
         "to_turn_complete": completed - start,
         "stall_ms": max(gaps) if gaps else 0.0,
-        "stalls_over_50ms": sum(1 for gap in gaps if gap > 50),
+        "stall_cpu_ms": max(cpu_gaps) if cpu_gaps else 0.0,
+        "stalls_over_16ms": sum(1 for gap in gaps if gap > 16),
         "probe_firings": len(gaps),
         "deltas": deltas,
         "renders": getattr(window.transcript, "render_count", None),
@@ -188,8 +199,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         measured=ui_s,
         reference_value=raw_s,
         targets=[
-            Target("window / bare client", ui_s / raw_s, 1.5, "×"),
-            Target("longest main-thread stall", stall, 50.0, "ms"),
+            Target("window / bare client", ui_s / raw_s, 1.25, "×"),
+            Target("longest main-thread stall", stall, 16.0, "ms"),
         ],
         extra={
             "bare_typed_events_s": round(typed_s, 4),
@@ -199,7 +210,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             "bare_runs_s": [round(x, 3) for x in data["raw"]],
             "bare_typed_runs_s": [round(x, 3) for x in data["typed"]],
             "stall_ms_per_run": [round(r["stall_ms"], 1) for r in ui],
-            "stalls_over_50ms_per_run": [r["stalls_over_50ms"] for r in ui],
+            "stall_cpu_ms_per_run": [round(r["stall_cpu_ms"], 1) for r in ui],
+            "stalls_over_16ms_per_run": [r["stalls_over_16ms"] for r in ui],
             "probe_firings_per_run": [r["probe_firings"] for r in ui],
             "deltas_per_run": [r["deltas"] for r in ui],
             "bare_chars": data["chars"],

@@ -3,6 +3,8 @@
     python -m bench.run            # full workloads (several minutes; the UI ones dominate)
     python -m bench.run --quick    # tiny workloads, a smoke run (about a minute)
     python -m bench.run --only resume,tokens --json results.json
+    python -m bench.run --guard    # what CI runs: exit 1 when a figure is over 125 % of its
+                                   # target twice in a row (it is measured again once)
 
 Each benchmark runs as ``python -m bench.<module> --json --scale X`` so memory and start-up
 figures are not polluted by another benchmark's leftovers.
@@ -16,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +34,11 @@ BENCHMARKS: dict[str, str] = {
     "soak": "bench.bench_soak",
     "long_lines": "bench.bench_long_lines",
     "huge_resume": "bench.bench_huge_resume",
+    "retention": "bench.bench_retention",
 }
 QUICK_SCALE = 0.01
+# ``--guard`` (CI): a figure more than this share above its target fails the run.
+GUARD_MARGIN = 0.25
 
 
 def run_one(module: str, scale: float, timeout: float) -> dict[str, Any]:
@@ -94,6 +100,50 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def over_guard(res: dict[str, Any], margin: float = GUARD_MARGIN) -> list[str]:
+    """What in ``res`` is more than ``margin`` above its target, in words (an error counts)."""
+    if "error" in res:
+        return [f"{res['name']}: {res['error']}"]
+    return [
+        f"{res['name']}: {target['what']} {target['value']:.3g}{target['unit']} is more than "
+        f"{margin:.0%} above its target ({target['limit']:g}{target['unit']})"
+        for target in res["targets"]
+        if target["value"] > target["limit"] * (1 + margin)
+    ]
+
+
+def _run_and_report(name: str, scale: float, timeout: float) -> dict[str, Any]:
+    print(f"running {name} (scale {scale:g})…", file=sys.stderr, flush=True)
+    res = run_one(BENCHMARKS[name], scale, timeout)
+    if "error" in res:
+        print(f"  {name}: {res['error']}", file=sys.stderr, flush=True)
+    else:
+        print(f"  {name}: ratio {res['ratio']:.3g}, "
+              f"{'pass' if res['pass'] else 'FAIL'} ({res['wall_s']:.0f} s)",
+              file=sys.stderr, flush=True)
+    return res
+
+
+def guard(
+    results: list[dict[str, Any]],
+    names: list[str],
+    rerun: Callable[[str], dict[str, Any]],
+    margin: float = GUARD_MARGIN,
+) -> list[str]:
+    """The CI guard: every figure within ``margin`` of its target. A benchmark with a figure
+    over it is measured once more (the machine may have been busy) and that second result
+    replaces the first in ``results``; what is still over is returned."""
+    failures: list[str] = []
+    for index, name in enumerate(names):
+        if not over_guard(results[index], margin):
+            continue
+        print(f"  {name} is over the guard; measuring it once more", file=sys.stderr,
+              flush=True)
+        results[index] = rerun(name)
+        failures.extend(over_guard(results[index], margin))
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run Coco's benchmarks and print the table.")
     parser.add_argument("--quick", action="store_true", help=f"tiny inputs (scale {QUICK_SCALE})")
@@ -101,28 +151,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated names: " + ", ".join(BENCHMARKS))
     parser.add_argument("--json", type=Path, help="also write every result to this file")
     parser.add_argument("--timeout", type=float, default=1800.0, help="per benchmark, seconds")
+    parser.add_argument(
+        "--guard", action="store_true",
+        help=f"fail (exit 1) when a figure is more than {GUARD_MARGIN:.0%} above its target "
+        "after one re-measurement (what CI runs)",
+    )
     args = parser.parse_args(argv)
     scale = args.scale if args.scale is not None else (QUICK_SCALE if args.quick else 1.0)
     names = list(BENCHMARKS) if not args.only else [n.strip() for n in args.only.split(",")]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
-    results: list[dict[str, Any]] = []
-    for name in names:
-        print(f"running {name} (scale {scale:g})…", file=sys.stderr, flush=True)
-        res = run_one(BENCHMARKS[name], scale, args.timeout)
-        results.append(res)
-        if "error" in res:
-            print(f"  {name}: {res['error']}", file=sys.stderr, flush=True)
-        else:
-            print(f"  {name}: ratio {res['ratio']:.3g}, "
-                  f"{'pass' if res['pass'] else 'FAIL'} ({res['wall_s']:.0f} s)",
-                  file=sys.stderr, flush=True)
+    results = [_run_and_report(name, scale, args.timeout) for name in names]
+    failures: list[str] = []
+    if args.guard:
+        failures = guard(
+            results, names, lambda name: _run_and_report(name, scale, args.timeout)
+        )
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    failed = [r for r in results if "error" in r]
-    return 1 if failed else 0
+    if args.guard:
+        if failures:
+            print(f"\nBenchmark guard FAILED ({GUARD_MARGIN:.0%} above a target, measured "
+                  "twice):")
+            for failure in failures:
+                print(f"  - {failure}")
+            return 1
+        print(f"\nBenchmark guard: every figure within {GUARD_MARGIN:.0%} of its target.")
+        return 0
+    return 1 if any("error" in r for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ class CoreConfig(BaseModel):
     remote_fallback_to_local: bool = True
     # Automatic compaction first tries replacing old tool outputs with stubs (no model call).
     prune_tool_outputs: bool = True
+    # Every compaction carries the user's facts, files and commands over (issue 23).
+    carry_notes: bool = True
     # Responses wire, remote compaction on: every turn asks the server to compact inside the
     # response past the auto-compact limit (``context_management``, spec section 4 form c).
     server_side_compaction: bool = False

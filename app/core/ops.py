@@ -2,22 +2,28 @@
 
 from .protocol import (
     Compact,
+    EditSummary,
     Interrupt,
     Op,
+    PinItem,
     RetryTurn,
     Shutdown,
     UndoCompaction,
+    UndoSummaryEdit,
     UpdateConfig,
     UserTurn,
 )
 
 __all__ = [
     "Compact",
+    "EditSummary",
     "Interrupt",
     "Op",
+    "PinItem",
     "RetryTurn",
     "Shutdown",
     "UndoCompaction",
+    "UndoSummaryEdit",
     "UpdateConfig",
     "UserTurn",
 ]

@@ -64,7 +64,40 @@ class RetryTurn(_Op):
     op: Literal["retry_turn"] = "retry_turn"
 
 
-Op = UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
+class PinItem(_Op):
+    """Pin (``pinned=True``) or unpin a message of the transcript: a pinned message stays
+    verbatim in the model's view through every compaction. ``key`` names a pinned message (from
+    ``ItemPinned``); to pin, the row is named by its kind (``user_message``, ``agent_message``,
+    ``function_call_output``), its id (a tool output's call id) and its text. The core decides,
+    and answers with ``ItemPinned`` or an ``Error`` in words."""
+
+    op: Literal["pin_item"] = "pin_item"
+    pinned: bool = True
+    key: str = ""
+    kind: str = ""
+    row_id: str = ""
+    text: str = ""
+
+
+class EditSummary(_Op):
+    """Replace the summary compaction ``item_id`` left in the model's view with ``text``."""
+
+    op: Literal["edit_summary"] = "edit_summary"
+    item_id: str
+    text: str
+
+
+class UndoSummaryEdit(_Op):
+    """Put back the summary text compaction ``item_id`` had before its last edit."""
+
+    op: Literal["undo_summary_edit"] = "undo_summary_edit"
+    item_id: str
+
+
+Op = (
+    UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
+    | PinItem | EditSummary | UndoSummaryEdit
+)
 
 # -------------------------------------------------------------------------------------- events
 
@@ -219,6 +252,15 @@ class CompactionMarker(BaseModel):
     # What checking the result against the target cut: dropped_messages, truncated_messages,
     # summary_truncated. None when nothing was cut.
     shrunk: dict[str, Any] | None = None
+    # The keys of the pinned messages this compaction carried, verbatim, before the summary.
+    carried_pins: list[str] = Field(default_factory=list)
+    # What the carried-notes block holds after this compaction (issue 23): the user's facts in
+    # their own words (oldest first), the files read or changed ("path (changed)") and the
+    # commands run, and how many notes its budget forced out this time.
+    carried_notes: list[str] = Field(default_factory=list)
+    carried_files: list[str] = Field(default_factory=list)
+    carried_commands: list[str] = Field(default_factory=list)
+    carried_dropped: int = 0
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> CompactionMarker:
@@ -260,6 +302,17 @@ class CompactionUndone(_Event):
     type: Literal["compaction_undone"] = "compaction_undone"
     item_id: str
     tokens: int
+
+
+class CompactionEnded(_Event):
+    """A compaction ended without changing anything: ``failed`` (its error is said beside it)
+    or ``stopped`` by the user; ``focus`` is the one it was asked for (to try it again)."""
+
+    type: Literal["compaction_ended"] = "compaction_ended"
+    turn_id: str | None = None
+    item_id: str
+    status: Literal["failed", "stopped"]
+    focus: str | None = None
 
 
 class Background(_Event):
@@ -329,6 +382,8 @@ class ContextEntry(BaseModel):
     tokens: int
     is_summary: bool = False
     injected: bool = False  # an environment / instructions block Coco added
+    pinned: bool = False  # a message the user pinned (kept verbatim through compactions)
+    carried_notes: bool = False  # the block of the user's facts, files and commands
     text: str = ""  # the readable content (messages, tool arguments and outputs)
 
 
@@ -360,6 +415,35 @@ class RetryAvailable(_Event):
     reason: str = ""
 
 
+class ItemPinned(_Event):
+    """A message was pinned or unpinned (``pinned``). ``key`` names it from now on; ``kind`` and
+    ``row_id`` say which row (as the op named it); ``tokens`` is its size in the model's view;
+    ``in_view``: the model sees it now (else from the next compaction); ``message`` says so in
+    words."""
+
+    type: Literal["item_pinned"] = "item_pinned"
+    key: str
+    pinned: bool
+    kind: str = ""
+    row_id: str = ""
+    tokens: int = 0
+    in_view: bool = True
+    message: str = ""
+
+
+class SummaryEdited(_Event):
+    """The summary compaction ``item_id`` left in the model's view is now ``summary``:
+    ``edited`` (it differs from what the model wrote), ``undoable`` (``UndoSummaryEdit`` would
+    put back the text before the last edit)."""
+
+    type: Literal["summary_edited"] = "summary_edited"
+    item_id: str
+    summary: str
+    edited: bool = True
+    undoable: bool = True
+    tokens: int = 0
+
+
 class ShutdownComplete(_Event):
     type: Literal["shutdown_complete"] = "shutdown_complete"
 
@@ -375,6 +459,7 @@ Event = Annotated[
     | CompactionProgress
     | ContextCompacted
     | CompactionUndone
+    | CompactionEnded
     | Background
     | StreamError
     | StreamWaiting
@@ -384,6 +469,8 @@ Event = Annotated[
     | UndoAvailable
     | TurnComplete
     | ShutdownComplete
-    | RetryAvailable,
+    | RetryAvailable
+    | ItemPinned
+    | SummaryEdited,
     Field(discriminator="type"),
 ]

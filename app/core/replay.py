@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import protocol as p
+from .compaction.failure import ended_events
 from .items import is_injected_context, item_type, message_text, new_id
+from .transcript import ENDED_KIND
 
 Entry = dict[str, Any]
 
@@ -33,6 +35,8 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
                 events.append(event)
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == ENDED_KIND:  # a compaction that failed or was stopped
+            events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
             events.append(p.Warning(message=str(entry.get("message", ""))))
         elif kind == "error":
@@ -67,7 +71,11 @@ def _item_event(entry: Entry, turn_id: str, fresh: Iterator[str]) -> p.ItemCompl
             item=p.TurnItem(
                 id=f"out_{call_id}",
                 kind="function_call_output",
-                data={"call_id": call_id, "output": item.get("output", "")},
+                data={
+                    "call_id": call_id,
+                    "output": item.get("output", ""),
+                    **({"pinned": entry["pinned"]} if entry.get("pinned") else {}),
+                },
             ),
         )
     item_id = str(item.get("id") or next(fresh, "") or new_id("item"))
@@ -80,6 +88,8 @@ def _item_event(entry: Entry, turn_id: str, fresh: Iterator[str]) -> p.ItemCompl
             data["interrupted"] = True
         if entry.get("not_sent"):
             data["not_sent"] = True
+        if entry.get("pinned"):
+            data["pinned"] = entry["pinned"]  # its pin's key
         turn_kind: Any = "user_message" if role == "user" else "agent_message"
         return p.ItemCompleted(
             turn_id=turn_id, item=p.TurnItem(id=item_id, kind=turn_kind, data=data)
@@ -139,6 +149,15 @@ def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> 
             in_view=list(entry.get("in_view") or []),
         ),
     ]
+    if entry.get("summary_edited") or entry.get("summary_undoable"):
+        events.append(
+            p.SummaryEdited(
+                item_id=marker.item_id,
+                summary=marker.summary,
+                edited=bool(entry.get("summary_edited")),
+                undoable=bool(entry.get("summary_undoable")),
+            )
+        )
     if entry.get("undone"):
         events.append(p.CompactionUndone(item_id=marker.item_id, tokens=marker.tokens_before))
     return events

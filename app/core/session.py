@@ -20,11 +20,13 @@ from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
 from .collector import collector_paused
 from .compaction import policy
+from .compaction.carryover import is_notes_message
 from .compaction.fit import truncate_text
 from .compaction.prompts import is_summary_message
 from .compaction.rebuild import build_compacted_history, real_user_messages
-from .compaction.runner import Compactor
+from .compaction.runner import NOTHING_NEW, Compactor
 from .config import CoreConfig
+from .config_change import describe_config_change
 from .count_refiner import CountRefiner
 from .event_stream import EventStream
 from .history import ContextHistory
@@ -44,6 +46,7 @@ from .items import (
     new_id,
     user_message,
 )
+from .pins import PIN_RECORD
 from .providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from .providers.errors import scrub_secrets
 from .providers.factory import make_provider
@@ -67,9 +70,10 @@ from .secrets import redact_url
 from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
 from .session_lock import SessionInUse
 from .sessions import forget_open, track_open
+from .summary_edit import SUMMARY_EDIT_RECORD
 from .tokens import TokenCounter
 from .tools import WorkspaceTools
-from .transcript import Transcript
+from .transcript import ENDED_KIND, Transcript
 
 MAX_TOOL_ROUNDS = 64
 # A tool output is never cut below this many tokens, however small the window.
@@ -100,22 +104,6 @@ class ReadOnlySession(Exception):
 STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
 
 
-
-def describe_config_change(old: CoreConfig, new: CoreConfig) -> str:
-    """What a settings change means for the conversation, in words ("" when nothing the
-    session uses changed): the model it continues with, or that the settings now apply."""
-    if (old.model, old.base_url, old.wire_api) != (new.model, new.base_url, new.wire_api):
-        if new.demo_hints:
-            where = " (the offline demo model)"
-        else:
-            server = new.provider_name or redact_url(
-                new.base_url, [new.api_key.get_secret_value()]
-            )
-            where = f" on {server}"
-        return f"This conversation continues with {new.model}{where}."
-    if old != new:
-        return "Settings applied to this session."
-    return ""
 
 OUTPUT_LIMIT_WARNING = "The reply stopped at the model's output limit, so it may be cut short."
 
@@ -268,6 +256,8 @@ class Session:
                     tokens=count,
                     is_summary=is_summary_message(item),
                     injected=is_injected_context(item),
+                    pinned=self._compactor.pins.holds(item),
+                    carried_notes=is_notes_message(item),
                     text=readable,
                 )
             )
@@ -347,6 +337,10 @@ class Session:
             self._apply_config(op.config)
         elif isinstance(op, p.RetryTurn):
             self._retry_turn()
+        elif isinstance(op, p.PinItem):
+            self._compactor.pins.handle(op)
+        elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
+            self._compactor.summary_edits.handle(op, busy=self.busy)
 
     def _start(self, coro: Any, kind: Literal["regular", "compact"]) -> None:
         self._active_kind = kind
@@ -703,6 +697,10 @@ class Session:
             elif kind == "compaction_undone":
                 usage = None
                 self._restore_before_compaction()
+            elif kind == PIN_RECORD:
+                self._compactor.pins.replay(payload)
+            elif kind == SUMMARY_EDIT_RECORD:
+                self._compactor.summary_edits.replay(payload)
             elif kind == "history_replaced":
                 usage = None
                 replacement = payload.get("replacement_history")
@@ -728,9 +726,8 @@ class Session:
                     self._transcript.add_error(
                         str(payload.get("message", "")), str(payload.get("details"))
                     )
-                elif event_kind in ("error", "warning", "background"):
-                    message = str(payload.get("message", ""))
-                    self._transcript.add_note(event_kind, message)
+                elif event_kind in ("error", "warning", "background", ENDED_KIND):
+                    message = self._transcript.add_recorded(payload)
                     if message.startswith(OUTPUT_LIMIT_WARNING):
                         self._said_output_limit = True
         if usage is not None:
@@ -821,13 +818,14 @@ class Session:
         """The turn failed with its message recorded: offer to run it again, when the message
         is still the last one the model would see."""
         self._retry_point = (turn_id, text)
-        if self._retry_refusal():
-            self._retry_point = None
+        refusal = self._retry_refusal()
+        if refusal:
+            self._forget_retry(refusal)
         else:
             self._emit(p.RetryAvailable(turn_id=turn_id))
 
     def _forget_retry(self, reason: str | None = None) -> None:
-        """A turn or a compaction starts: the failed turn can no longer be retried."""
+        """A turn starts: the failed turn can no longer be retried."""
         if self._retry_point is not None:
             self._retry_point = None
             self._emit(p.RetryAvailable(turn_id=None, reason=reason or "A newer turn started."))
@@ -1290,22 +1288,19 @@ class Session:
     async def _run_manual_compaction(self, focus: str | None) -> None:
         turn_id = new_id("turn")
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
-        self._forget_retry()
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
             await self._refiner.settled()  # the compaction's figures count huge texts exactly
             # Nothing to do is information, not a failure: said as a background line.
-            if len(self._history) == 0:
-                self._emit(p.Background(turn_id=turn_id, message="Nothing to compact yet."))
-            elif self._compactor.unchanged_since_compaction:
-                self._emit(
-                    p.Background(
-                        turn_id=turn_id,
-                        message="Nothing new to compact since the last compaction.",
-                    )
-                )
-            elif not await self._compactor.run(turn_id, "manual", focus=focus):
-                status = "failed"
+            unchanged = self._compactor.unchanged_since_compaction
+            if len(self._history) == 0 or (unchanged and not focus):
+                said = "Nothing to compact yet." if not unchanged else NOTHING_NEW
+                self._emit(p.Background(turn_id=turn_id, message=said))
+            else:  # a focus right after a compaction: summarise the same history again
+                if unchanged and self._compactor.undo.item_id:
+                    self._undo_compaction()  # from the full history, not from the summary
+                if not await self._compactor.run(turn_id, "manual", focus=focus, force=True):
+                    status = "failed"
         except asyncio.CancelledError:
             status = "aborted"
         except STORAGE_ERRORS as exc:
@@ -1314,6 +1309,8 @@ class Session:
         finally:
             self._finish_turn()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
+        if self._retry_point is not None:  # a failed message survives a compaction that kept it
+            self._offer_retry(*self._retry_point)
 
     def _restore_before_compaction(self) -> str | None:
         """Undo the last compaction in memory: the history before it, then what came after it.

@@ -76,6 +76,7 @@ class AppSettings(BaseModel):
     remote_compaction: bool = False
     remote_fallback_to_local: bool = True
     prune_tool_outputs: bool = True
+    carry_notes: bool = True  # compactions carry the user's facts, files and commands over
     server_side_compaction: bool = False
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
@@ -295,6 +296,7 @@ def build_core_config(
         "remote_compaction": settings.remote_compaction,
         "remote_fallback_to_local": settings.remote_fallback_to_local,
         "prune_tool_outputs": settings.prune_tool_outputs,
+        "carry_notes": settings.carry_notes,
         "server_side_compaction": settings.server_side_compaction,
         "demo_hints": settings.provider == "demo",
         "provider_name": (
@@ -313,8 +315,9 @@ def build_core_config(
     if settings.provider == "demo":
         if not demo_url:
             raise ValueError("The demo model is not running (no demo server address).")
-        fields.update(
-            base_url=demo_url, model=DEMO_MODEL, api_key=DEMO_API_KEY, wire_api="responses"
+        fields.update(  # offline: not even the tokenizer file is fetched (counts estimate)
+            base_url=demo_url, model=DEMO_MODEL, api_key=DEMO_API_KEY, wire_api="responses",
+            tokenizer_download=False,
         )
         if context_window is None:
             context_window = DEMO_CONTEXT_WINDOW

@@ -5,9 +5,12 @@ budgets and truncation use it. ``TokenCounter`` is for the context gauge: it ans
 the estimate and switches to exact counts when its encoding is ready; loading happens in a
 background thread and never holds up the caller (the UI thread included).
 
-The BPE file is read from a cache folder laid out as tiktoken lays it out (file name = sha1 of the
-file's URL), without touching ``os.environ``: tiktoken only takes its folder from the
-``TIKTOKEN_CACHE_DIR`` variable, so Coco reads the file itself and builds the ``Encoding`` from it.
+The BPE files of the encodings Coco uses ship inside the package (``app/core/data/tiktoken``, in
+the wheel and the bundle), so counts are exact with no network: that file is read first, its
+checksum checked. Only when it is missing or damaged is a cache folder looked at, laid out as
+tiktoken lays it out (file name = sha1 of the file's URL), without touching ``os.environ``:
+tiktoken only takes its folder from the ``TIKTOKEN_CACHE_DIR`` variable, so Coco reads the file
+itself and builds the ``Encoding`` from it.
 """
 
 from __future__ import annotations
@@ -260,8 +263,20 @@ def tokenizer_cache_dir(cache_dir: Path | None = None) -> Path:
     return default_cache_dir() / "tiktoken"
 
 
+# Where the shipped BPE files are: ``<encoding name>.tiktoken`` (package data, see pyproject.toml
+# and packaging/coco.spec).
+PACKAGED_TOKENIZER_DIR = Path(__file__).parent / "data" / "tiktoken"
+
+
+def _read_packaged_bpe(spec: _EncodingSpec) -> bytes | None:
+    return _read_checked_bpe(spec, PACKAGED_TOKENIZER_DIR / f"{spec.name}.tiktoken")
+
+
 def _read_cached_bpe(spec: _EncodingSpec, folder: Path) -> bytes | None:
-    path = folder / spec.cache_file_name
+    return _read_checked_bpe(spec, folder / spec.cache_file_name)
+
+
+def _read_checked_bpe(spec: _EncodingSpec, path: Path) -> bytes | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -300,7 +315,7 @@ def _parse_bpe(data: bytes) -> dict[bytes, int]:
 
 
 def _load_encoding(spec: _EncodingSpec, folder: Path, allow_download: bool) -> tiktoken.Encoding:
-    data = _read_cached_bpe(spec, folder)
+    data = _read_packaged_bpe(spec) or _read_cached_bpe(spec, folder)
     if data is None:
         if not allow_download:
             raise FileNotFoundError(f"no {spec.name} tokenizer file in {folder}")
@@ -333,13 +348,17 @@ class _SharedEncodings:
         self.lock = threading.Lock()
         self.ready: dict[str, tiktoken.Encoding] = {}
         self.loading: dict[_LoadKey, _Load] = {}
+        # A download that failed (no network) is not tried again in this run: each session
+        # opened would otherwise wait on it anew. The cached file is still looked for.
+        self.download_failed = False
 
     def get_or_start(
         self, spec: _EncodingSpec, folder: Path, allow_download: bool
     ) -> tiktoken.Encoding | _Load:
         """The loaded encoding, or the (possibly just started) load that will produce it."""
-        key: _LoadKey = (spec.name, str(folder), allow_download)
         with self.lock:
+            allow_download = allow_download and not self.download_failed
+            key: _LoadKey = (spec.name, str(folder), allow_download)
             encoding = self.ready.get(spec.name)
             if encoding is not None:
                 return encoding
@@ -364,6 +383,8 @@ class _SharedEncodings:
         except Exception as exc:  # noqa: BLE001 - any failure just means "estimate instead"
             log.info("exact token counts unavailable (%s): %s", spec.name, exc)
             encoding = None
+            if allow_download and isinstance(exc, OSError):  # no network (URLError is one)
+                self.download_failed = True
         with self.lock:
             if encoding is not None:
                 self.ready.setdefault(spec.name, encoding)

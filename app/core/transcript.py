@@ -3,10 +3,13 @@
 Compaction rewrites the history, never this. Entries are plain dicts so a front end can render
 a resumed session without knowing the rollout format:
 
-- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}``
+- ``{"kind": "item", "item": {...}, "turn_id": str, "interrupted": bool}`` (``"pinned": key``
+  while the user has it pinned, see ``pins``)
 - ``{"kind": "compaction", **CompactionMarker.record(), "undone": bool, "in_view": [str]}``
-  (the marker's fields, named once in ``protocol.CompactionMarker``)
+  (the marker's fields, named once in ``protocol.CompactionMarker``; ``summary_edited`` and
+  ``summary_undoable`` once the user edited its summary, see ``summary_edit``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
+- ``{"kind": "compaction_ended", "item_id": str, "trigger": str, "status": str, "focus"?: str}``
 
 ``entries()`` adds ``in_context``: True for what the model still sees (everything below the
 latest compaction that was not undone, and user messages above it that the history still
@@ -19,6 +22,9 @@ from typing import Any
 
 from .items import Item, is_injected_context, is_message, message_text
 from .protocol import CompactionMarker
+
+# A compaction that ended without compacting (failed or stopped): see ``compaction.failure``.
+ENDED_KIND = "compaction_ended"
 
 Entry = dict[str, Any]
 
@@ -53,6 +59,16 @@ class Transcript:
     def add_note(self, kind: str, message: str) -> None:
         self._entries.append({"kind": kind, "message": message})
 
+    def add_recorded(self, payload: dict[str, Any]) -> str:
+        """An ``event`` record worth showing again (a note, or a compaction that ended
+        without compacting: ``compaction.failure``); its message ("" when it has none)."""
+        message = str(payload.get("message", ""))
+        if payload.get("kind") == ENDED_KIND:
+            self._entries.append(dict(payload))
+        else:
+            self.add_note(str(payload.get("kind")), message)
+        return message
+
     def add_error(self, message: str, details: str) -> None:
         """An error note with its technical detail (replayed with it)."""
         self._entries.append({"kind": "error", "message": message, "details": details})
@@ -75,6 +91,22 @@ class Transcript:
                 entry["undone"] = True
                 return
 
+    def item_entries(self) -> list[Entry]:
+        """The item entries themselves (not copies), in order: an item's place in this list is
+        how pins name it. Only the core's own modules mark them (``pinned``)."""
+        return [entry for entry in self._entries if entry["kind"] == "item"]
+
+    def compaction_entry(self, item_id: str) -> Entry | None:
+        """The entry of compaction ``item_id`` itself (summary edits update it)."""
+        for entry in reversed(self._entries):
+            if entry["kind"] == "compaction" and entry.get("item_id") == item_id:
+                return entry
+        return None
+
+    def latest_compaction_entry(self) -> Entry | None:
+        index = self.latest_compaction_index()
+        return self._entries[index] if index >= 0 else None
+
     def latest_compaction_index(self) -> int:
         for index in range(len(self._entries) - 1, -1, -1):
             entry = self._entries[index]
@@ -87,16 +119,23 @@ class Transcript:
         messages the history holds now). The copy is one level deep: items
         inside are shared and must be treated as read-only (the core never mutates them)."""
         boundary = self.latest_compaction_index()
+        carried = frozenset(self._entries[boundary].get("carried_pins") or []) if boundary >= 0 else ()
         return [
-            {**entry, "in_context": self._in_context(index, entry, boundary, in_view)}
+            {**entry, "in_context": self._in_context(index, entry, boundary, in_view, carried)}
             for index, entry in enumerate(self._entries)
         ]
 
     @staticmethod
-    def _in_context(index: int, entry: Entry, boundary: int, in_view: frozenset[str]) -> bool:
+    def _in_context(
+        index: int,
+        entry: Entry,
+        boundary: int,
+        in_view: frozenset[str],
+        carried: frozenset[str] | tuple[()] = (),
+    ) -> bool:
         if entry.get("not_sent"):
             return False
-        if index > boundary:
+        if index > boundary or (entry.get("pinned") and entry["pinned"] in carried):
             return True
         # Above the latest compaction, a user message it kept verbatim (or left out and put
         # back after the summary) is still what the model sees.

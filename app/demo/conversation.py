@@ -50,7 +50,7 @@ _IMPERATIVE = re.compile(
     re.IGNORECASE,
 )
 
-EntryKind = Literal["user", "assistant", "call", "output", "summary"]
+EntryKind = Literal["user", "assistant", "call", "output", "summary", "notes"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,18 @@ class Conversation:
     def summaries(self) -> list[str]:
         """Bodies of the earlier summaries in the input, oldest first."""
         return [e.text for e in self.entries if e.kind == "summary"]
+
+    @property
+    def notes(self) -> list[str]:
+        """The lines of the carried-notes blocks in the input (what the user told the model
+        before a compaction, kept in their words), oldest first."""
+        return [
+            line[2:].strip()
+            for e in self.entries
+            if e.kind == "notes"
+            for line in e.text.splitlines()
+            if line.startswith("- ")
+        ]
 
     @property
     def last(self) -> Entry | None:
@@ -131,6 +143,14 @@ def summary_body(text: str) -> str | None:
     return None
 
 
+def is_notes_block(text: str) -> bool:
+    """Whether a user message is a block of notes a client carried over a compaction (what
+    the user told the model, kept in their words): its first line names notes and what the
+    user told."""
+    first = text.lstrip().partition("\n")[0].lower()
+    return "notes" in first and "user told you" in first
+
+
 def is_compaction_prompt(text: str) -> bool:
     """Fallback detection: a user message asking for a handoff/checkpoint summary (or note)."""
     lowered = text.lower()
@@ -152,6 +172,9 @@ def read_conversation(instructions: str, items: list[Json], tools: set[str]) -> 
                 entries.append(Entry("assistant", text))
             elif role == "user":
                 if is_injected_context(text):
+                    continue
+                if is_notes_block(text):
+                    entries.append(Entry("notes", text))
                     continue
                 body = summary_body(text)
                 entries.append(Entry("summary", body) if body is not None else Entry("user", text))

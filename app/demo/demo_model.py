@@ -91,6 +91,15 @@ Things to try:
 - Ask me to **list the files** or **read README.md** (with a workspace open).
 - Ask for a code example.
 - Type `/compact` and watch the conversation get summarized."""
+_ASKING = re.compile(
+    r"^\s*(what|which|who|whom|where|when|how|remind me|tell me)\b", re.IGNORECASE
+)
+_NOTE_WORDS = re.compile(r"[\w@.$/-]+")
+# Words that make a question, not what it is about.
+_QUESTION_WORDS = frozenset(
+    {"what", "which", "who", "where", "when", "how", "remind", "tell", "told", "said", "say",
+     "again", "earlier", "before", "remember", "did", "was", "were", "our", "the"}
+)
 _EXT_LANG = {
     ".py": "python",
     ".js": "javascript",
@@ -202,6 +211,9 @@ class DemoModel:
             return _answer_previous(earlier, summary_asks)
         if about_conversation == "recap":
             return _answer_recap(earlier, summary_asks, conv.summaries)
+        recalled = _answer_from_notes(text, conv.notes)
+        if recalled is not None:
+            return recalled
         if about_conversation == "count":
             return f"I can see **{len(conv.user_texts)}** message(s) from you in this request" + (
                 ", plus a summary of an earlier part of the conversation."
@@ -385,6 +397,31 @@ def _answer_recap(earlier: list[str], summary_asks: list[str], summaries: list[s
     if summaries:
         lines += ["", "Part of this comes from the summary left by a compaction."]
     return "\n".join(lines)
+
+
+def _answer_from_notes(text: str, notes: list[str]) -> str | None:
+    """A question about something the user said before a compaction, answered from the notes
+    the client carried over: the notes that share the question's telling words, quoted."""
+    if not notes or not (text.rstrip().endswith("?") or _ASKING.match(text)):
+        return None
+    wanted = set(keywords(text, limit=8)) - _QUESTION_WORDS
+    if not wanted:
+        return None
+    scored = []
+    for index, note in enumerate(notes):
+        words = {w.lower().strip(".") for w in _NOTE_WORDS.findall(note)}
+        overlap = len(wanted & words)
+        if overlap:
+            scored.append((-overlap, -index, note))
+    if not scored:
+        return None
+    best = [note for _, _, note in sorted(scored)[:3]]
+    return "\n\n".join(
+        [
+            "From what you told me earlier (carried over when our conversation was compacted):",
+            *[quote(note, 200) for note in best],
+        ]
+    )
 
 
 def _answer_greeting(earlier: list[str]) -> str:

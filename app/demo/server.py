@@ -92,7 +92,8 @@ class ModelServer:
     ``context_window``: requests whose estimated input exceeds it get the API's
     ``context_length_exceeded`` 400 (checked before any queued item is consumed). Defaults to
     16000 in demo mode and to no limit in scripted mode. ``tokens_per_second`` paces streamed
-    deltas (None: as fast as possible).
+    deltas (None: as fast as possible). ``demo_model`` answers in demo mode (a
+    :class:`DemoModel` by default; a subclass may summarise its own way).
     """
 
     def __init__(
@@ -105,6 +106,7 @@ class ModelServer:
         tokens_per_second: float | None = None,
         model: str = "coco-demo",
         record_limit: int | None = _UNSET,
+        demo_model: DemoModel | None = None,
     ) -> None:
         if mode not in ("scripted", "demo"):
             raise ValueError(f"mode must be 'scripted' or 'demo', not {mode!r}")
@@ -130,7 +132,9 @@ class ModelServer:
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
-        self._demo = DemoModel()
+        # What answers in demo mode: the demo model, or one that answers or summarises its own
+        # way (a benchmark's blank or faithful summarizer).
+        self._demo = demo_model or DemoModel()
         self._started_at = now()
 
     # ------------------------------------------------------------------------- lifecycle

@@ -12,7 +12,15 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .format import (
     REMOTE_FORM_TEXT,
@@ -43,8 +51,9 @@ class CompactionRow(TranscriptRow):
     (expandable), and Undo while the core still allows it."""
 
     __slots__ = (
-        "automatic", "dimmed", "expanded", "figures", "figures_tip", "freed_little", "info",
-        "item_id", "started", "state", "strategy", "summary", "title", "undoable",
+        "automatic", "carried", "dimmed", "edit_undoable", "editable", "edited", "expanded",
+        "figures", "figures_tip", "focus", "freed_little", "info", "item_id", "retryable",
+        "started", "state", "strategy", "summary", "title", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -53,8 +62,11 @@ class CompactionRow(TranscriptRow):
         self.state = "running"  # running | done | undone | stopped
         self.automatic = automatic
         self.undoable = False
+        self.retryable = False  # a failed compaction the user can run again (live only)
+        self.focus: str | None = None  # the focus it was asked for, to run it again with
         self.freed_little = False
         self.summary = ""
+        self.carried = ""  # what the carried notes hold, as Markdown (shown with the summary)
         self.strategy = ""
         self.started = time.monotonic()
         # Rows this marker dimmed, with their state before, so an undo can restore them.
@@ -64,6 +76,11 @@ class CompactionRow(TranscriptRow):
         self.figures_tip = ""
         self.info = ""
         self.expanded = False
+        # The summary the model reads in place of the old history can be edited (the latest
+        # compaction's, written by Coco), was edited, and the edit can be undone.
+        self.editable = False
+        self.edited = False
+        self.edit_undoable = False
 
     # -- state ------------------------------------------------------------------------------
 
@@ -77,6 +94,7 @@ class CompactionRow(TranscriptRow):
         """Fill in the figures of a finished compaction."""
         self.state = "done"
         self.summary = marker.summary
+        self.carried = carried_markdown(marker)
         self.strategy = marker.strategy
         self.automatic = marker.trigger != "manual"
         trigger_text = TRIGGER_TEXT.get(marker.trigger, marker.trigger)
@@ -101,11 +119,10 @@ class CompactionRow(TranscriptRow):
         )
         info: list[str] = []
         if marker.kept_user_messages:
-            noun = "message" if marker.kept_user_messages == 1 else "messages"
-            kept = f"{marker.kept_user_messages} recent user {noun} kept verbatim"
-            if marker.kept_truncated:
-                kept += " (the oldest one shortened)"
-            info.append(kept)
+            info.append(_kept_words(marker.kept_user_messages, marker.kept_truncated))
+        carried = carried_summary(marker)
+        if carried:
+            info.append(carried)
         if marker.trimmed_items:
             info.append(
                 f"{marker.trimmed_items} older item(s) trimmed to fit the compaction request"
@@ -124,9 +141,10 @@ class CompactionRow(TranscriptRow):
         if marker.style == "checkpoint":
             info.append("checkpoint summary")
         if marker.focus:
-            info.append(f"focus: {marker.focus}")
+            info.append(_focus_words(marker.focus))
         self.info = " · ".join(info)
         self.undoable = undoable
+        self.editable = bool(marker.summary)
         self._changed()
 
     def set_undoable(self, undoable: bool) -> None:
@@ -135,12 +153,33 @@ class CompactionRow(TranscriptRow):
             self.undoable = undoable
             self._changed(resized=False)
 
+    def set_editable(self, editable: bool) -> None:
+        editable = editable and self.state == "done" and bool(self.summary)
+        if editable != self.editable:
+            self.editable = editable
+            self._changed(resized=False)
+
+    def set_summary(self, summary: str, *, edited: bool, undoable: bool) -> None:
+        """The core replaced the summary the model reads (an edit, or its undo)."""
+        self.summary = summary
+        self.edited = edited
+        self.edit_undoable = undoable
+        self._changed()
+
+    def request_edit(self, text: str) -> None:
+        self._host.request_summary_edit(self.item_id, text)
+
+    def request_undo_edit(self) -> None:
+        self._host.request_summary_edit(self.item_id, None)
+
     def mark_undone(self) -> None:
         self.state = "undone"
         self.undoable = False
+        self.editable = False
         self.title = "Compaction undone · the history is back to what it was before"
-        for row, previous in self.dimmed:
-            row.set_in_context(previous)
+        with self._host.hold():
+            for row, previous in self.dimmed:
+                row.set_in_context(previous)
         self.dimmed = []
         self._changed()
 
@@ -150,6 +189,17 @@ class CompactionRow(TranscriptRow):
         self.title = reason
         self.figures = "The history is exactly as it was before."
         self._changed()
+
+    def offer_retry(self, offered: bool, focus: str | None = None) -> None:
+        """Show (or stop showing) Retry on this failed compaction."""
+        offered = offered and self.state == "stopped"
+        if offered != self.retryable or focus != self.focus:
+            self.retryable, self.focus = offered, focus
+            self._changed()
+
+    def request_compact(self) -> None:
+        if self.retryable:
+            self._host.request_compact(self.focus)
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
@@ -186,6 +236,26 @@ class CompactionRow(TranscriptRow):
         return self.widget.undo_button  # type: ignore[no-any-return]
 
     @property
+    def retry_button(self) -> QToolButton:
+        return self.widget.retry_button  # type: ignore[no-any-return]
+
+    @property
+    def edit_button(self) -> QToolButton:
+        return self.widget.edit_button  # type: ignore[no-any-return]
+
+    @property
+    def undo_edit_button(self) -> QToolButton:
+        return self.widget.undo_edit_button  # type: ignore[no-any-return]
+
+    @property
+    def edited_label(self) -> QLabel:
+        return self.widget.edited_label  # type: ignore[no-any-return]
+
+    def open_editor(self) -> SummaryEditDialog:
+        """The dialog that edits this marker's summary (what the Edit button opens)."""
+        return self.widget.open_editor()  # type: ignore[no-any-return]
+
+    @property
     def spinner(self) -> Spinner:
         return self.widget.spinner  # type: ignore[no-any-return]
 
@@ -196,6 +266,7 @@ class CompactionRow(TranscriptRow):
         lines = 2 + (1 if self.info else 0)
         if self.expanded:
             lines += text_lines(self.summary, width - 24, metrics)
+            lines += text_lines(self.carried, width - 24, metrics)
         return 20 + lines * metrics.line_height
 
 
@@ -236,7 +307,35 @@ class CompactionRowWidget(RowWidget):
         )
         self.undo_button.clicked.connect(row.request_undo)
         header.addWidget(self.undo_button)
+        self.retry_button = tool_button(
+            "retry", "Run this compaction again", "Retry compaction", text="Retry"
+        )
+        self.retry_button.clicked.connect(row.request_compact)
+        header.addWidget(self.retry_button)
         self._outer.addLayout(header)
+        edits = QHBoxLayout()
+        edits.setSpacing(6)
+        self.edited_label = muted_label("· summary edited by you")
+        self.edited_label.setAccessibleName("Summary edited")
+        edits.addWidget(self.edited_label)
+        edits.addStretch(1)
+        self.edit_button = tool_button(
+            "rename", "See and edit the summary the model reads in place of the old history",
+            "Edit summary", text="Edit summary…",
+        )
+        self.edit_button.clicked.connect(self.open_editor)
+        edits.addWidget(self.edit_button)
+        self.undo_edit_button = tool_button(
+            "undo", "Put back the summary as it was before your last edit", "Undo summary edit",
+            text="Undo edit",
+        )
+        self.undo_edit_button.clicked.connect(row.request_undo_edit)
+        edits.addWidget(self.undo_edit_button)
+        self._edits = QWidget(self)
+        self._edits.setLayout(edits)
+        edits.setContentsMargins(0, 0, 0, 0)
+        self._outer.addWidget(self._edits)
+        self.editor: SummaryEditDialog | None = None
 
         self.figures_label = QLabel()
         self.figures_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -282,15 +381,25 @@ class CompactionRowWidget(RowWidget):
             row.state in ("done", "undone") and row.strategy != "prune"
         )
         self.undo_button.setVisible(row.undoable)
+        self.retry_button.setVisible(row.retryable)
+        editing = row.editable and row.state == "done"
+        self.edited_label.setVisible(row.edited)
+        self.edit_button.setVisible(editing)
+        self.undo_edit_button.setVisible(editing and row.edit_undoable)
+        self._edits.setVisible(row.edited or editing)
         expanded = row.expanded
-        if expanded and self._summary_shown != row.summary:
-            # The summary is rendered the first time it is shown.
+        if expanded and self._summary_shown != row.summary + row.carried:
+            # The summary (and what was carried beside it) is rendered the first time it is
+            # shown.
             if row.summary:
-                self.summary_view.setHtml(self._renderer.render(row.summary).html)
+                shown = self._renderer.render(row.summary).html
             else:
                 text = REMOTE_SUMMARY_TEXT if row.strategy == "remote" else "No summary text."
-                self.summary_view.setHtml(f"<p><i>{text}</i></p>")
-            self._summary_shown = row.summary
+                shown = f"<p><i>{text}</i></p>"
+            if row.carried:
+                shown += self._renderer.render(row.carried).html
+            self.summary_view.setHtml(shown)
+            self._summary_shown = row.summary + row.carried
             self.summary_view.updateGeometry()
         self.summary_view.setVisible(expanded)
         self.summary_button.setIcon(icon("chevron-down" if expanded else "chevron-right"))
@@ -298,8 +407,112 @@ class CompactionRowWidget(RowWidget):
             self.summary_button.setChecked(expanded)
 
 
+    def open_editor(self) -> SummaryEditDialog:
+        """Open (or bring back) the dialog editing this marker's summary."""
+        if self.editor is None:
+            self.editor = SummaryEditDialog(self.marker, self.window())
+            self.editor.finished.connect(self._editor_closed)
+        self.editor.open()
+        return self.editor
+
+    def _editor_closed(self) -> None:
+        self.editor = None
+
+
+class SummaryEditDialog(QDialog):
+    """What the model reads in place of the history this compaction replaced, editable: Save
+    sends the edit to the core (which replaces the summary and says so on the marker)."""
+
+    def __init__(self, row: CompactionRow, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.row = row
+        self.setWindowTitle("Summary the model reads")
+        self.setAccessibleName("Edit the compaction summary")
+        layout = QVBoxLayout(self)
+        note = QLabel(
+            "The model reads this in place of the conversation this compaction replaced. "
+            "Correct it or add what it missed; Undo edit on the marker puts it back."
+        )
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        self.text_edit = QPlainTextEdit(self)
+        self.text_edit.setAccessibleName("Summary text")
+        self.text_edit.setPlainText(row.summary)
+        layout.addWidget(self.text_edit, 1)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(640, 420)
+
+    def accept(self) -> None:
+        self.row.request_edit(self.text_edit.toPlainText())
+        super().accept()
+
+
+def carried_summary(marker: CompactionMarker) -> str:
+    """``8 notes, 2 pins, 5 files, 2 commands carried over``: what the compaction carried into
+    the model's view without asking the summarizer (the notes block and the pinned messages)."""
+    parts = [
+        f"{n} {noun if n == 1 else noun + 's'}"
+        for n, noun in (
+            (len(marker.carried_notes), "note"),
+            (len(marker.carried_pins), "pin"),
+            (len(marker.carried_files), "file"),
+            (len(marker.carried_commands), "command"),
+        )
+        if n
+    ]
+    if not parts:
+        return ""
+    text = ", ".join(parts) + " carried over"
+    if marker.carried_dropped:
+        text += f" ({marker.carried_dropped} older left out for room)"
+    return text
+
+
+def carried_markdown(marker: CompactionMarker) -> str:
+    """The carried notes as the expanded marker lists them, under the summary."""
+    sections: list[str] = []
+    for heading, entries, code in (
+        ("What you told the model, carried over", marker.carried_notes, False),
+        ("Files", marker.carried_files, True),
+        ("Commands", marker.carried_commands, True),
+    ):
+        if entries:
+            lines = "\n".join(
+                f"- `{entry}`" if code else f"- {_escape_markdown(entry)}" for entry in entries
+            )
+            sections.append(f"**{heading}**\n\n{lines}")
+    return "\n\n".join(sections)
+
+
+def _escape_markdown(text: str) -> str:
+    """The user's words shown as they wrote them, not read as Markdown."""
+    return "".join(f"\\{c}" if c in "\\*_[]<>#|" else c for c in text)
+
+
 def _room_note(marker: CompactionMarker) -> str:
     """How the figures are qualified: a compaction that freed little, or none at all."""
     if marker.tokens_after > marker.tokens_before > 0:
         return " · no room freed"
     return " · freed little" if marker.freed_little else ""
+
+
+def _kept_words(kept: int, oldest_shortened: bool) -> str:
+    """How many of the user's recent messages the compaction kept, and whether it had to
+    shorten the oldest of them to fit."""
+    if kept == 1:
+        return "your last message kept" + (", shortened to fit" if oldest_shortened else "")
+    if oldest_shortened:
+        return f"your last {kept} messages kept ({kept - 1} verbatim, the oldest shortened to fit)"
+    return f"your last {kept} messages kept verbatim"
+
+
+def _focus_words(focus: str) -> str:
+    """The focus as the user gave it ("/compact focus on the code" reads "focus on the code",
+    not "focus: focus on the code")."""
+    focus = " ".join(focus.split())
+    return focus if focus.lower().startswith("focus") else f"focus: {focus}"

@@ -156,6 +156,8 @@ def transcript_to_markdown(
         elif isinstance(event, p.CompactionUndone) and event.item_id in markers:
             index, marker = markers[event.item_id]
             parts[index] = _compaction_markdown(marker, undone=True)
+        elif isinstance(event, p.CompactionEnded):
+            parts.append(f"---\n\n**Compaction {event.status}** · nothing changed\n\n---")
         elif isinstance(event, (p.Error, p.Warning, p.Background)):
             label = NOTE_LABELS[event.type]
             parts.append(f"> **{label}:** {event.message}")

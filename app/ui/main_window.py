@@ -105,7 +105,11 @@ class MainWindow(QMainWindow):
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
-        apply_theme(context.settings.theme)  # before the widgets take their colours
+        # Before the widgets take their colours, and before the settings load (after the first
+        # paint): the theme the window last used; open_session applies the settings' own.
+        self.window_state = WindowState(context.config_dir)
+        self._theme = self.window_state.theme()
+        apply_theme(self._theme)
         self.controller = SessionController(context, self)
         self._closing = False
         self._close_done = False
@@ -289,7 +293,9 @@ class MainWindow(QMainWindow):
         column.addWidget(self.banner)
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
+        self.transcript.op_requested.connect(self.controller.submit)
         self.transcript.retry_requested.connect(self.controller.retry_turn)
+        self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
@@ -343,8 +349,10 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.indicator)
 
     def _restore_geometry(self) -> None:
-        self.window_state = WindowState(self.context.config_dir)
         self.geometry_restored = self.window_state.restore(self, self.splitter)
+        draft = self.window_state.draft()
+        if draft:
+            self.composer.set_text(draft)  # typed but not sent when the window last closed
 
     # ================================================================ the open session
 
@@ -367,7 +375,16 @@ class MainWindow(QMainWindow):
     async def open_session(self, session_id: str | None = None) -> bool:
         """Show ``session_id`` (resumed from disk) or a new session; False when it could not
         be opened (the reason is shown and a new session takes its place)."""
+        self._use_theme(self.context.settings.theme)
         return await self.controller.open_session(session_id)
+
+    def _use_theme(self, theme: str) -> None:
+        """Apply the settings' theme if the window is not already in it, and remember it for
+        the next start's first paint."""
+        if theme != self._theme:
+            self._theme = theme
+            apply_theme(theme)
+            self.window_state.save_theme(theme)
 
     def start_new_session(self) -> asyncio.Future[Any]:
         """Open a new, empty session (Ctrl+N, /new)."""
@@ -462,7 +479,7 @@ class MainWindow(QMainWindow):
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if event.type in ("turn_complete", "context_compacted", "compaction_undone",
-                          "session_configured") or (
+                          "session_configured", "item_pinned", "summary_edited") or (
             # The message just sent is in the history while the reply streams.
             event.type == "item_completed"
             and event.item.kind in ("user_message", "function_call_output")
@@ -583,7 +600,7 @@ class MainWindow(QMainWindow):
         changes at once."""
         applied = self.controller.apply_settings(settings, api_key)
         if applied:
-            apply_theme(settings.theme)
+            self._use_theme(settings.theme)
         return applied
 
     # ================================================================ export
@@ -672,7 +689,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.window_state.save(self, self.splitter)
+            self.window_state.save(self, self.splitter, draft=self.composer.text())
             import asyncio
 
             asyncio.ensure_future(self._shutdown())

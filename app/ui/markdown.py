@@ -10,6 +10,7 @@ otherwise make ``evil\u202etxt.exe`` read as ``evilexe.txt``; the copied code ke
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,13 +77,21 @@ class RenderedMarkdown:
 
 def _lexer(lang: str, code: str) -> Any:
     if lang:
-        try:
-            return get_lexer_by_name(lang, stripall=False)
-        except ClassNotFound:
-            return TextLexer()
+        return _named_lexer(lang)
     try:
         # Guessing is slow on big blocks and often wrong on small ones; only for mid sizes.
         return guess_lexer(code) if 40 <= len(code) <= 4000 else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+@functools.lru_cache(maxsize=64)
+def _named_lexer(lang: str) -> Any:
+    """The lexer for a code block's language (a lexer keeps no state between texts). Finding
+    it by name goes through every lexer Pygments has, each time: once per language here, as
+    a streaming reply renders its open code block again on every frame."""
+    try:
+        return get_lexer_by_name(lang, stripall=False)
     except ClassNotFound:
         return TextLexer()
 
@@ -93,8 +102,16 @@ class MarkdownRenderer:
     def __init__(self, colors: Colors, pygments_style: str) -> None:
         self._colors = colors
         self._formatter = HtmlFormatter(nowrap=True, noclasses=True, style=pygments_style)
-        self._md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-        self._md.enable(["table", "strikethrough"])
+        self._md = self._make_parser(breaks=False)
+        self._md_breaks: MarkdownIt | None = None  # built with the first user message
+
+    def _make_parser(self, breaks: bool) -> MarkdownIt:
+        parser = MarkdownIt(
+            "commonmark",
+            {"html": False, "linkify": False, "typographer": False, "breaks": breaks},
+        )
+        parser.enable(["table", "strikethrough"])
+
         # markdown-it binds each rule to its renderer, so register plain functions.
         def fence(_r: Any, tokens: Sequence[Token], idx: int, opts: OptionsDict, env: EnvType) -> str:
             return self._render_fence(tokens, idx, opts, env)
@@ -102,20 +119,31 @@ class MarkdownRenderer:
         def image(_r: Any, tokens: Sequence[Token], idx: int, opts: OptionsDict, env: EnvType) -> str:
             return self._render_image(tokens, idx, opts, env)
 
-        self._md.add_render_rule("fence", fence)
-        self._md.add_render_rule("code_block", fence)
-        self._md.add_render_rule("image", image)
-        self._md.core.ruler.push("reveal_bidi", _reveal_bidi)
+        parser.add_render_rule("fence", fence)
+        parser.add_render_rule("code_block", fence)
+        parser.add_render_rule("image", image)
+        parser.core.ruler.push("reveal_bidi", _reveal_bidi)
+        return parser
+
+    def _parser(self, breaks: bool) -> MarkdownIt:
+        """The parser; with ``breaks``, each line break in a paragraph is kept (a user's
+        Shift+Enter), where Markdown would join the lines."""
+        if not breaks:
+            return self._md
+        if self._md_breaks is None:
+            self._md_breaks = self._make_parser(breaks=True)
+        return self._md_breaks
 
     # -- public -----------------------------------------------------------------------------
 
-    def render(self, text: str, first_code: int = 0) -> RenderedMarkdown:
+    def render(self, text: str, first_code: int = 0, breaks: bool = False) -> RenderedMarkdown:
         """HTML for ``text`` plus its code blocks (for the copy links). ``first_code`` numbers
-        the copy links of a part of a longer message after that message's earlier blocks."""
+        the copy links of a part of a longer message after that message's earlier blocks;
+        ``breaks`` keeps the line breaks inside paragraphs (what the user typed)."""
         env: dict[str, Any] = {"code_blocks": [], "first_code": first_code}
         # Break opportunities in long runs: a line Qt cannot wrap costs time that grows much
         # faster than its length (see ``long_text``). Display only: code blocks keep their text.
-        body = break_runs_html(self._md.render(text, env))
+        body = break_runs_html(self._parser(breaks).render(text, env))
         # Markdown tables (only they render a bare <table>) get visible cell borders.
         body = body.replace(
             "<table>",

@@ -28,7 +28,7 @@ from PySide6.QtGui import (
 )
 
 if TYPE_CHECKING:
-    from .markdown import MarkdownRenderer
+    from .markdown import MarkdownRenderer, RenderedMarkdown
 
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -93,8 +93,11 @@ def closed_end(text: str, start: int = 0) -> int:
 class MarkdownDocument:
     """Renders a Markdown text into ``document``; :meth:`update` re-renders only the end."""
 
-    def __init__(self, document: QTextDocument, renderer: MarkdownRenderer) -> None:
+    def __init__(
+        self, document: QTextDocument, renderer: MarkdownRenderer, breaks: bool = False
+    ) -> None:
         self.document = document
+        self._breaks = breaks  # line breaks inside paragraphs are kept (a user's own text)
         document.setUndoRedoEnabled(False)  # edits through the cursor must not pile up
         self._renderer = renderer
         self._text = ""  # what the document shows
@@ -148,7 +151,7 @@ class MarkdownDocument:
             cursor.setBlockCharFormat(self._tail_block[1])
         end = closed_end(text, self._closed)
         if end > self._closed:
-            rendered = self._renderer.render(text[self._closed : end], len(self._closed_code))
+            rendered = self._render(text[self._closed : end])
             self._insert(cursor, rendered.html)
             self._closed_code.extend(rendered.code_blocks)
             self._closed = end
@@ -159,11 +162,17 @@ class MarkdownDocument:
         tail = text[self._closed :]
         self._tail_code = []
         if tail.strip():
-            rendered = self._renderer.render(tail, len(self._closed_code))
+            rendered = self._render(tail)
             self._insert(cursor, rendered.html)
             self._tail_code = rendered.code_blocks
             self.renders += 1
         self._text = text
+
+    def _render(self, text: str) -> RenderedMarkdown:
+        first_code = len(self._closed_code)
+        if self._breaks:
+            return self._renderer.render(text, first_code, breaks=True)
+        return self._renderer.render(text, first_code)
 
     def _insert(self, cursor: QTextCursor, html: str) -> None:
         html = html.strip()

@@ -39,10 +39,14 @@ def describe_entry(entry: p.ContextEntry) -> dict[str, Any]:
     label = entry.kind
     if entry.is_summary:
         label = "summary"
+    elif entry.carried_notes:
+        label = "carried notes"
     elif entry.injected:
         label = "context"
     elif entry.kind in ("compaction", "compaction_summary"):
         label = "compaction (encrypted)"
+    if entry.pinned:
+        label = f"{label} · pinned"
     preview = entry.text
     if not preview and entry.kind in ("compaction", "compaction_summary", "reasoning"):
         preview = "(opaque, replayed as is)"

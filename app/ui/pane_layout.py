@@ -158,6 +158,9 @@ class PaneRoom(QObject):
         if on:
             pane.widget.setVisible(True)
             self.fit(asked=pane)
+        else:  # its room is free again: a pane that gave way for it comes back
+            pane.widget.setVisible(False)
+            self.fit()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.splitter and event.type() == QEvent.Type.Resize:

@@ -8,13 +8,12 @@ on the window's thread, then takes them ready (``prepared_cuts``). No widget cod
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from .long_text import MAX_SEGMENT_CHARS, SEGMENT_CHARS, Cut, display_cuts
+from .long_text import MAX_SEGMENT_CHARS, SEGMENT_CHARS, Cut, _word_end, display_cuts
 
 if TYPE_CHECKING:
     from app.core import OpenProgress
@@ -44,8 +43,8 @@ def _has_markup(text: str, start: int, end: int) -> bool:
 def quick_cuts(text: str) -> list[Cut]:
     """``display_cuts(text)``, found quickly where the text has no blank line and no code
     fence (a pasted log: 50 MB took seconds line by line): there a part ends at the last line
-    break within ``MAX_SEGMENT_CHARS`` (a line longer than a part is cut after
-    ``SEGMENT_CHARS``), found with C-speed searches of one part's length each, so no single
+    break within ``MAX_SEGMENT_CHARS`` (a line longer than a part is cut between words within
+    ``SEGMENT_CHARS``, ``long_text._word_end``), found with C-speed searches of one part's length each, so no single
     call holds the interpreter long. From the first stretch that has either, the cuts are
     ``display_cuts``' own."""
     limit, most = SEGMENT_CHARS, MAX_SEGMENT_CHARS
@@ -58,12 +57,12 @@ def quick_cuts(text: str) -> list[Cut]:
         ):
             return display_cuts(text, known=cuts)
         if text.find("\n", start, start + limit) < 0:
-            cut = limit  # one line longer than a part: cut it anywhere
+            cut = _word_end(text[start : start + limit])  # a long line: cut between words
         elif len(text) - start <= most:
             break  # a paragraph that stays whole
         else:
             newline = text.rfind("\n", start, start + most - 1)
-            cut = newline + 1 - start if newline > start else most
+            cut = newline + 1 - start if newline > start else _word_end(text[start : start + most])
         start += cut
         cuts.append(Cut(start, ""))
     return cuts
@@ -96,6 +95,8 @@ async def prepare_replay(
     for text in texts:
         if progress is not None:
             progress.report("preparing", done, whole)
+        import asyncio  # not at import: the window paints before asyncio loads
+
         cuts, lines = await asyncio.to_thread(_parts, text)
         _PREPARED[id(text)] = (text, cuts, lines)
         done += len(text)

@@ -48,6 +48,12 @@ class RowHost(Protocol):
 
     def request_retry(self) -> None: ...
 
+    def request_compact(self, focus: str | None) -> None: ...
+
+    def request_pin(self, row: Any, pinned: bool) -> None: ...
+
+    def request_summary_edit(self, item_id: str, text: str | None) -> None: ...
+
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
     if len(text) <= limit:
@@ -84,12 +90,18 @@ class TranscriptRow:
 
     joined = False  # True: the row continues the one above it (no gap between them)
 
-    __slots__ = ("_host", "_widget", "height", "in_context", "index", "measured_width")
+    __slots__ = (
+        "_host", "_widget", "height", "in_context", "index", "measured_width", "pin_key",
+        "pin_note",
+    )
+    pinnable = False  # a message or a tool output: the user can pin it
 
     def __init__(self, host: RowHost) -> None:
         self._host = host
         self._widget: RowWidget | None = None
         self.in_context = True
+        self.pin_key = ""  # the core's key for this row's pin; "" when not pinned
+        self.pin_note = ""  # what the core said when it was pinned
         self.index = 0
         self.height = 0
         self.measured_width = -1
@@ -110,10 +122,34 @@ class TranscriptRow:
         self.in_context = in_context
         if self._widget is not None:
             self._widget.apply_context()
+            # The tag beside the text takes room: the text may wrap onto another line.
+            self._host.row_changed(self)
 
     def keep_widget(self) -> bool:
         """True while the widget must survive off screen (the user is working in it)."""
         return self._widget is not None and self._widget.has_focus_within()
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.pin_key)
+
+    def set_pinned(self, key: str, note: str = "") -> None:
+        """The core pinned this row's message (``key``), or unpinned it (``""``)."""
+        if (key, note) != (self.pin_key, self.pin_note):
+            self.pin_key, self.pin_note = key, note
+            self._changed(resized=False)
+
+    def request_pin(self, pinned: bool) -> None:
+        """The user asked to pin (or unpin) this row: the core decides."""
+        self._host.request_pin(self, pinned)
+
+    @property
+    def pin_button(self) -> QToolButton:
+        return self.widget.pin_button  # type: ignore[no-any-return]
+
+    @property
+    def pin_tag(self) -> QLabel:
+        return self.widget.pin_tag  # type: ignore[no-any-return]
 
     def _changed(self, resized: bool = True) -> None:
         if self._widget is not None:
@@ -130,20 +166,25 @@ class MessageRow(TranscriptRow):
 
     While a reply streams, deltas are only collected; :meth:`render_markdown` (once per frame)
     re-renders just the part of the Markdown that is still open (see ``MarkdownDocument``).
+    What the widgets show ends where the text ended at that render (``shown_end``): a widget
+    built between two renders (a part coming on screen) never lays out the text that arrived
+    meanwhile, which on a fast stream can be a hundred kilobytes past the last cut.
     A long message is shown in parts (``long_text.display_cuts``): this row shows the first,
     a ``MessageSegmentRow`` below it each further one, so only the parts on screen are laid out.
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_text", "_version", "cuts", "interrupted", "item_id",
+        "_pending", "_rendered", "_shown", "_text", "_version", "cuts", "interrupted", "item_id",
         "part_lines", "role", "segments", "streaming",
     )
+    pinnable = True
 
     def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
         super().__init__(host)
         self.role = role
         self.item_id = item_id
         self._text = text
+        self._shown = len(text)  # the text's length at the last render: what widgets show
         self._pending: list[str] | None = None  # deltas not yet joined into _text
         self._version = 0
         self._rendered = 0
@@ -173,17 +214,26 @@ class MessageRow(TranscriptRow):
             self.part_lines = None
             self._text = text
             self._version += 1
+        self._shown = len(text)
+
+    @property
+    def shown_end(self) -> int:
+        """Where the text shown ends: its length at the last :meth:`render_markdown`."""
+        return self._shown
 
     @property
     def head_source(self) -> str:
         """The Markdown this row's own body shows (the first part of a long message)."""
-        text = self._text if not self._pending else self.text
-        return segment_source(text, self.cuts, 0) if self.cuts else text
+        text = self._text
+        if self.cuts:
+            return segment_source(text, self.cuts, 0)
+        return text if self._shown >= len(text) else text[: self._shown]
 
     def sync_segments(self) -> list[TranscriptRow]:
         """Cut the text into its display parts, adding or removing part rows as needed; the
         rows whose part changed (this one included)."""
         text = self.text
+        self._shown = len(text)
         known = len(self.cuts)
         if known < len(self.segments):  # the text was replaced: the old parts go
             self._host.remove_rows(self.segments)
@@ -265,7 +315,7 @@ class MessageRow(TranscriptRow):
     @property
     def layout_cost(self) -> int:
         """Characters laid out when this row is measured (see ``virtual_rows``)."""
-        return len(self._text) if not self.cuts else self.cuts[0].offset
+        return self._shown if not self.cuts else self.cuts[0].offset
 
 
 class MessageSegmentRow(TranscriptRow):
@@ -283,12 +333,14 @@ class MessageSegmentRow(TranscriptRow):
     @property
     def source(self) -> str:
         """The Markdown this part renders."""
-        return segment_source(self.message.text, self.message.cuts, self.number)
+        message = self.message
+        return segment_source(message.text, message.cuts, self.number, message.shown_end)
 
     @property
     def shown_text(self) -> str:
         """The part of the message's text this row shows."""
-        return segment_text(self.message.text, self.message.cuts, self.number)
+        message = self.message
+        return segment_text(message.text, message.cuts, self.number, message.shown_end)
 
     @property
     def body(self) -> RichTextView:
@@ -304,7 +356,7 @@ class MessageSegmentRow(TranscriptRow):
         message = self.message
         text, cuts, number = message.text, message.cuts, self.number
         begin = cuts[number - 1].offset if number > 0 else 0
-        end = cuts[number].offset if number < len(cuts) else len(text)
+        end = cuts[number].offset if number < len(cuts) else self.message.shown_end
         per_line = max(20, (width - 24) // metrics.char_width)
         known = message.part_lines
         breaks = known[number] if known is not None else text.count("\n", begin, end)
@@ -351,6 +403,7 @@ class ToolRow(ExpandableRow):
     """A tool call: name and a short argument line; expands to arguments and output."""
 
     __slots__ = ("arguments", "call_id", "name", "output", "stopped")
+    pinnable = True  # its output, once it has one (carried with its call)
 
     def __init__(self, host: RowHost, call_id: str, name: str, arguments: str) -> None:
         super().__init__(host)
@@ -415,7 +468,7 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id")
+    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -424,6 +477,7 @@ class NoticeRow(TranscriptRow):
         self.details = ""  # the technical detail behind an error, shown on demand
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
+        self.turn_id: str | None = None  # the turn an error line belongs to (when live)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

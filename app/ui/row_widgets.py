@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from .markdown_document import MarkdownDocument
 
 DIM_OPACITY = 0.5
+PIN_TIP = (
+    "Pin: the model keeps this verbatim through every compaction, before the summary"
+)
+UNPIN_TIP = "Unpin: a compaction may summarise it like any other message"
 LABEL_RUN = 200  # a label's runs without whitespace get break opportunities past this
 
 
@@ -77,6 +82,11 @@ def flash_copied(button: QToolButton) -> None:
 class RowWidget(QFrame):
     """Base of every row's widget: the "not in context" label and dimming."""
 
+    # Whether the row shows the "not in the model's context" tag (when it is out of context):
+    # not a further part of a long message (its first part carries it) nor the app's own
+    # notices (never sent to the model, so the tag would say nothing true).
+    TAGGED: ClassVar[bool] = True
+
     def __init__(self, row: TranscriptRow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.row = row
@@ -84,7 +94,8 @@ class RowWidget(QFrame):
         self._outer.setContentsMargins(10, 6, 10, 6)
         self._outer.setSpacing(2)
         # Shortened with "…" (whole text in its tooltip) in a header too narrow for it.
-        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}")
+        # Parented at once: a shown label without a parent would be a window of its own.
+        self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}", self)
         self.context_tag.setStyleSheet(f"color: {colors().muted};")
         self.context_tag.setToolTip(
             "A compaction replaced this part of the conversation with a summary; the model no "
@@ -93,6 +104,50 @@ class RowWidget(QFrame):
         self.context_tag.setAccessibleName("Not in the model's context")
         self.context_tag.hide()
         self._dimmed = False
+        self.pin_tag: QLabel | None = None
+        self.pin_button: QToolButton | None = None
+
+    def add_pin_controls(self, header: QHBoxLayout, what: str) -> None:
+        """The "pinned" tag and the Pin button of a row the user can pin (``what``: the
+        message or the tool output, for the accessible names)."""
+        self.pin_tag = muted_label("· pinned")
+        self.pin_tag.setAccessibleName(f"Pinned {what}")
+        self.pin_tag.hide()
+        header.addWidget(self.pin_tag)
+        self.pin_button = tool_button("pin", PIN_TIP, f"Pin {what}")
+        self.pin_button.clicked.connect(lambda: self.row.request_pin(not self.row.pinned))
+        header.addWidget(self.pin_button)
+
+    def sync_pin(self, offered: bool = True) -> None:
+        """Show whether the core holds this row pinned (the tag, the button's action)."""
+        if self.pin_tag is None or self.pin_button is None:
+            return
+        pinned = self.row.pinned
+        self.pin_tag.setVisible(pinned)
+        self.pin_tag.setToolTip(self.row.pin_note)
+        self.pin_button.setVisible(offered or pinned)
+        self.pin_button.setToolTip(UNPIN_TIP if pinned else PIN_TIP)
+        name = self.pin_button.accessibleName().split(" ", 1)[-1]
+        self.pin_button.setAccessibleName(f"{'Unpin' if pinned else 'Pin'} {name}")
+
+    def pin_menu(self) -> QMenu | None:
+        """The context menu of a row the user can pin: Pin, or Unpin (None for other rows)."""
+        if self.pin_button is None or self.pin_button.isHidden():
+            return None
+        menu = QMenu(self)
+        pinned = self.row.pinned
+        action = menu.addAction("Unpin" if pinned else "Pin (keep verbatim through compactions)")
+        action.triggered.connect(lambda: self.row.request_pin(not pinned))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """Right-click on a row the user can pin offers Pin (or Unpin)."""
+        menu = self.pin_menu()
+        if menu is None:
+            super().contextMenuEvent(event)
+            return
+        menu.exec(event.globalPos())
+        menu.deleteLater()
 
     def finish(self) -> None:
         """Apply the row's state (end of every subclass's constructor)."""
@@ -101,7 +156,7 @@ class RowWidget(QFrame):
 
     def apply_context(self) -> None:
         dim = not self.row.in_context
-        self.context_tag.setVisible(dim)
+        self.context_tag.setVisible(dim and self.TAGGED)
         if dim == self._dimmed:
             return
         self._dimmed = dim
@@ -131,16 +186,17 @@ class RowWidget(QFrame):
 
 
 def markdown_body(
-    owner: QWidget, renderer: MarkdownRenderer, name: str
+    owner: QWidget, renderer: MarkdownRenderer, name: str, breaks: bool = False
 ) -> tuple[RichTextView, MarkdownDocument]:
     """A message's Markdown view and the document kept in step with its text; its code
-    blocks' copy links copy the block's text."""
+    blocks' copy links copy the block's text. ``breaks`` keeps the line breaks typed inside a
+    paragraph (a user's Shift+Enter)."""
     from .markdown_document import MarkdownDocument  # with the first message on screen
 
     body = RichTextView(owner)
     body.setAccessibleName(name)
     body.document().setDefaultStyleSheet(renderer.style_sheet())
-    markdown = MarkdownDocument(body.document(), renderer)
+    markdown = MarkdownDocument(body.document(), renderer, breaks)
     body.copy_code_requested.connect(lambda index: copy_code_block(markdown, index))
     return body, markdown
 
@@ -169,6 +225,7 @@ class MessageRowWidget(RowWidget):
         self.status_label.hide()
         header.addWidget(self.status_label)
         header.addStretch(1)
+        self.add_pin_controls(header, f"{who.lower()} message")
         self.copy_button = tool_button(
             "copy", "Copy this message as Markdown", f"Copy {who.lower()} message"
         )
@@ -176,7 +233,9 @@ class MessageRowWidget(RowWidget):
         header.addWidget(self.copy_button)
         self._outer.addLayout(header)
 
-        self.body, self.markdown = markdown_body(self, renderer, "Message text")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text", breaks=row.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.role == "user":
             self.setStyleSheet(
@@ -208,17 +267,22 @@ class MessageRowWidget(RowWidget):
         elif row.streaming:
             self.status_label.setText("· writing…")
         self.status_label.setVisible(row.interrupted or row.streaming)
+        self.sync_pin(offered=not row.streaming and bool(row.item_id))
 
 
 class SegmentWidget(RowWidget):
     """A further part of a long message: the Markdown body alone, below the part before."""
+
+    TAGGED = False
 
     def __init__(self, row: MessageSegmentRow, renderer: MarkdownRenderer, parent: QWidget) -> None:
         super().__init__(row, parent)
         self.segment = row
         self._outer.setContentsMargins(10, 0, 10, 0)
         self.setObjectName("userPart" if row.message.role == "user" else "assistantPart")
-        self.body, self.markdown = markdown_body(self, renderer, "Message text, continued")
+        self.body, self.markdown = markdown_body(
+            self, renderer, "Message text, continued", breaks=row.message.role == "user"
+        )
         self._outer.addWidget(self.body)
         if row.message.role == "user":
             self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")
@@ -271,6 +335,7 @@ class ExpandableRowWidget(RowWidget):
         header.addWidget(self.context_tag)
         self.status_label = muted_label("")
         header.addWidget(self.status_label)
+        self.header = header
         self._outer.addLayout(header)
         self.details = QWidget(self)
         self.details_layout = QVBoxLayout(self.details)
@@ -305,6 +370,7 @@ class ToolRowWidget(ExpandableRowWidget):
         self.details_layout.addWidget(self.arguments_label)
         self.output_caption = muted_label("Output")
         self.output_label = _code_label("")
+        self.add_pin_controls(self.header, "tool output")
         self.details_layout.addWidget(self.output_caption)
         self.details_layout.addWidget(self.output_label)
         self._shown: tuple[str, str | None] | None = None
@@ -314,6 +380,7 @@ class ToolRowWidget(ExpandableRowWidget):
         super().sync()
         row = self.tool
         self.status_label.setText(row.status_text)
+        self.sync_pin(offered=row.output is not None)
         if self._shown != (row.arguments, row.output):
             self._shown = (row.arguments, row.output)
             self.detail_label.setText(one_line(row.arguments))
@@ -338,7 +405,10 @@ class ReasoningRowWidget(ExpandableRowWidget):
 
 
 class NoticeRowWidget(RowWidget):
-    """One coloured line with an icon."""
+    """One coloured line with an icon (the app's own words: never tagged as out of the
+    model's context, which they never were in)."""
+
+    TAGGED = False
 
     ICONS: ClassVar[dict[str, str]] = {
         "error": "error", "warning": "warning", "background": "info", "stream_error": "info",
@@ -356,7 +426,6 @@ class NoticeRowWidget(RowWidget):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         line.addWidget(self.label, 1)
-        line.addWidget(self.context_tag, 0, Qt.AlignmentFlag.AlignTop)
         self._outer.addLayout(line)
         self.setObjectName("noticeRow")
         c = colors()

@@ -151,11 +151,12 @@ class SessionController(QObject):
         if self.session is not None and session_id == self.session.id:
             self.start_new_session()
 
-    async def delete_session(self, session_id: str) -> Path:
+    async def delete_session(self, session_id: str, following: str | None = None) -> Path:
         """Move a saved session to the trash through the core's session library; its new path.
         The open session is shut down first (its writer closed and its lock released: a file
-        still open cannot be moved on Windows) and a new session takes its place; when the move
-        fails it is opened again. Raises ``SessionActionError`` (in words)."""
+        still open cannot be moved on Windows) and ``following`` (the next session of the
+        list), else a new session, takes its place; when the move fails it is opened again.
+        Raises ``SessionActionError`` (in words)."""
         from app.core.sessions import SessionLibrary
 
         was_open = self.session is not None and self.session.id == session_id
@@ -168,7 +169,7 @@ class SessionController(QObject):
                 await self.open_session(session_id)  # nothing moved: the conversation goes on
             raise
         if was_open:
-            await self.open_session(None)
+            await self.open_session(following if following != session_id else None)
         return moved
 
     async def close(self) -> None:

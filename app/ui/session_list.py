@@ -4,14 +4,14 @@ Every change goes through the core's session library (``app.core.sessions.Sessio
 which coordinates with the open session: renaming it writes through the session's own writer,
 and deleting it shuts it down before its file moves. Deleting asks first and moves the session
 file to the trash folder; nothing is erased. The window gives the panel its ``deleter`` (the
-session controller's, which also opens a new session in place of a deleted open one). The list
+session controller's, which also opens the next session of the list in place of a deleted open
+one, or a new one when it was the last). The list
 is read afresh on every refresh (first when the window opens its first session, then whenever
 a turn has written to the open session), so sessions written by the open session show up.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,6 +34,7 @@ from .icons import icon
 from .widgets import tool_button
 
 if TYPE_CHECKING:
+    import asyncio
     from datetime import datetime
 
     from app.core.sessions import SessionInfo, SessionLibrary
@@ -135,7 +136,8 @@ class SessionListPanel(QWidget):
         self._infos: dict[str, SessionInfo] = {}  # by id, as last read (unfiltered)
         # Moves a session to the trash (raises ``SessionActionError`` in words); the window
         # sets its controller's, which closes and replaces the open session around the move.
-        self.deleter: Callable[[str], Awaitable[Path]] | None = None
+        # (session id, the session to open in its place when it is the open one) -> new path
+        self.deleter: Callable[[str, str | None], Awaitable[Path]] | None = None
         self._deleting: asyncio.Future[bool] | None = None
 
     # -- data -------------------------------------------------------------------------------
@@ -192,6 +194,16 @@ class SessionListPanel(QWidget):
     def _label(info: SessionInfo) -> str:
         when = when_text(info.updated_at)
         return f"{info.title}\n{when}" if when else info.title
+
+    def _following(self, session_id: str) -> str | None:
+        """The session shown after ``session_id`` in the list (before it, when it is the
+        last): what opens in place of the open session when it is deleted."""
+        ids = self.session_ids()
+        if session_id not in ids:
+            return None
+        index = ids.index(session_id)
+        rest = ids[index + 1 :] or ids[:index][-1:]
+        return rest[0] if rest else None
 
     def session_ids(self) -> list[str]:
         return [str(self.list.item(i).data(ID_ROLE)) for i in range(self.list.count())]
@@ -288,15 +300,20 @@ class SessionListPanel(QWidget):
             return None
         if not self.confirm_delete(title or session_id):
             return None
+        import asyncio  # not at import: the window paints before asyncio loads
+
         self._deleting = asyncio.ensure_future(self._delete(session_id))
         return self._deleting
 
     async def _delete(self, session_id: str) -> bool:
         from app.core.sessions import SessionActionError
 
-        delete = self.deleter or self.library().delete
+        following = self._following(session_id)
         try:
-            await delete(session_id)
+            if self.deleter is not None:
+                await self.deleter(session_id, following)
+            else:
+                await self.library().delete(session_id)
         except Exception as exc:  # said in words, never raised into Qt
             if not isinstance(exc, SessionActionError):
                 log.exception("Deleting session %s failed", session_id)

@@ -60,6 +60,7 @@ from app.core.settings import (
 )
 
 from .theme import colors
+from .widgets import WheelOnlyWhenFocused
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,8 @@ class SettingsDialog(QDialog):
         # while the base URL and model still match.
         self._detected: tuple[str, str, int, str] | None = None
         self._key_loaded_for = ""
+        # The base URL and model typed for another provider, while the demo is chosen.
+        self._set_aside: tuple[str, str] | None = None
 
         outer = QVBoxLayout(self)
         scroll = QScrollArea(self)
@@ -233,6 +236,12 @@ class SettingsDialog(QDialog):
                        "Automatic compaction replaces tool outputs older than the last two turns "
                        "with a short note, without asking the model, when that is enough")
         form.addRow("", self.prune)
+        self.carry_notes = QCheckBox("Carry my facts, files and commands over every compaction")
+        self._describe(self.carry_notes, "Carry notes over compactions",
+                       "Each compaction keeps, in your own words, the statements that hold facts "
+                       "(names, paths, numbers, dates, rules), and the files and commands of the "
+                       "earlier work, in a labelled block the model reads; no model is asked")
+        form.addRow("", self.carry_notes)
         self.remote = QCheckBox("Use the server's remote compaction")
         self._describe(self.remote, "Remote compaction",
                        "Let the server compact the history: the compaction trigger, then "
@@ -311,6 +320,8 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
+        # Scrolling the panel over a combo or spin box scrolls the panel, never sets a value.
+        self._wheel_guard = WheelOnlyWhenFocused(body)
 
         self._load(settings)
         for line in (self.base_url, self.api_key, self.model, self.context_window, self.workspace):
@@ -375,6 +386,7 @@ class SettingsDialog(QDialog):
         self.remote.setChecked(s.remote_compaction)
         self.fallback.setChecked(s.remote_fallback_to_local)
         self.prune.setChecked(s.prune_tool_outputs)
+        self.carry_notes.setChecked(s.carry_notes)
         self.request_timeout.setValue(s.request_timeout)
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
@@ -393,10 +405,27 @@ class SettingsDialog(QDialog):
 
     def _apply_presets(self, load_key: bool) -> None:
         provider = self._provider_key()
+        self._set_aside_for_demo(provider == "demo")
         self.base_url.setPlaceholderText(preset_base_url(provider) or "https://…/v1")
         self.model.setPlaceholderText(preset_model(provider) or "model name")
         if load_key:
             self._load_key()
+
+    def _set_aside_for_demo(self, demo: bool) -> None:
+        """The demo has its own model and server: its fields show them (empty, the demo's as
+        placeholders), not the address and model typed for another provider, which come back
+        when another provider is chosen again."""
+        if demo and self._set_aside is None:
+            self._set_aside = (self.base_url.text(), self.model.text())
+            self.base_url.clear()
+            self.model.clear()
+        elif not demo and self._set_aside is not None:
+            url, model = self._set_aside
+            self._set_aside = None
+            if not self.base_url.text():
+                self.base_url.setText(url)
+            if not self.model.text():
+                self.model.setText(model)
 
     def _load_key(self) -> None:
         url = self._effective_base_url()
@@ -543,6 +572,7 @@ class SettingsDialog(QDialog):
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),
                 "remote_fallback_to_local": self.fallback.isChecked(),
                 "prune_tool_outputs": self.prune.isChecked(),
+                "carry_notes": self.carry_notes.isChecked(),
                 "request_timeout": self.request_timeout.value(),
                 "server_side_compaction": self.server_side.isChecked()
                 and self.server_side.isEnabled(),

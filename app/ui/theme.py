@@ -108,6 +108,11 @@ def _palette(dark: bool) -> QPalette:
         }
     for role, value in scheme.items():
         pal.setColor(role, QColor(value))
+    # Disabled controls read as disabled (setColor set every group to the active colours):
+    # an idle Stop must not look ready to click.
+    disabled = QColor("#6b7075" if dark else "#a3aab3")
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, disabled)
     return pal
 
 

@@ -4,9 +4,10 @@ The rows are plain objects (``row_models``, ``compaction_marker``); only those o
 widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
 as a short one and costs little more memory than its text; a long message is shown in parts
 (``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
-frame, and only the open end of the Markdown is rendered again. The view follows the bottom
-unless the user scrolled up. It renders core events (``handle_event``), live or replayed for a
-reopened session (``replay``), and never touches the history itself.
+frame (less often when rendering costs more: ``STREAM_PACE``), only the open end of the
+Markdown is rendered again, and only the parts on screen are built, one per pass. The view
+follows the bottom unless the user scrolled up. It renders core events (``handle_event``), live
+or replayed for a reopened session (``replay``), and never touches the history itself.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
@@ -57,6 +58,12 @@ __all__ = [
 ]
 
 FRAME_MS = 33
+MAX_FRAME_MS = 250
+# Rendering a stream takes at most about this share of the window's thread: the next render
+# waits this many times as long as rendering took since the last one (at least a frame).
+# A reply arriving faster than anyone reads is shown less often, and what scrolled past
+# between two renders is never built at all; at reading speed every frame is rendered.
+STREAM_PACE = 12
 TICK_MS = 1000  # a wait's countdown (or a stall's count) moves on each second
 OPENING_TICK_MS = 100
 OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
@@ -97,6 +104,9 @@ class TranscriptView(VirtualRowArea):
 
     undo_requested = Signal(str)
     retry_requested = Signal()
+    compact_requested = Signal(object)  # a failed compaction's Retry: its focus (or None)
+    # An op the user asked for from a row (pin, unpin, edit or un-edit a summary).
+    op_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +133,8 @@ class TranscriptView(VirtualRowArea):
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.timeout.connect(self.flush)
         self.render_count = 0  # renders of streaming rows, for tests and diagnostics
+        self._stream_work = 0.0  # seconds spent showing the stream since the last render
+        self.work_clock: Callable[[], float] = time.perf_counter  # times that work
 
         # Waits count on locally from the core's figures, once a second (``tick_waits``).
         self.clock: Callable[[], float] = time.monotonic
@@ -171,6 +183,36 @@ class TranscriptView(VirtualRowArea):
     def request_retry(self) -> None:
         """An error's Retry button was clicked."""
         self.retry_requested.emit()
+
+    def request_compact(self, focus: str | None) -> None:
+        """A failed compaction's Retry button was clicked."""
+        self.compact_requested.emit(focus)
+
+    def request_pin(self, row: TranscriptRow, pinned: bool) -> None:
+        """A row's Pin (or Unpin) was clicked: the op names the row; the core decides."""
+        from app.core import ops
+
+        if isinstance(row, ToolRow):
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind="function_call_output", row_id=row.call_id
+            )
+        elif isinstance(row, MessageRow):
+            kind = "user_message" if row.role == "user" else "agent_message"
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind=kind, row_id=row.item_id, text=row.text
+            )
+        else:
+            return
+        self.op_requested.emit(op)
+
+    def request_summary_edit(self, item_id: str, text: str | None) -> None:
+        """A marker's summary was edited (``text``), or its edit undone (``None``)."""
+        from app.core import ops
+
+        if text is None:
+            self.op_requested.emit(ops.UndoSummaryEdit(item_id=item_id))
+        else:
+            self.op_requested.emit(ops.EditSummary(item_id=item_id, text=text))
 
     # -- rows -------------------------------------------------------------------------------
 
@@ -274,16 +316,21 @@ class TranscriptView(VirtualRowArea):
         for other in self._compactions.values():
             if other is not row:
                 other.set_undoable(False)
+                other.set_editable(False)  # a later compaction replaced its summary
         row.complete(event, undoable=event.undoable)
         if dim and row.state == "done":
             above = self.rows[: row.index]
             row.dimmed = [(r, r.in_context) for r in above]
-            for other in above:
-                # A long message is drawn in parts: each part is as much in view as its message.
-                message = other.message if isinstance(other, MessageSegmentRow) else other
-                if getattr(message, "role", None) == "user" and message.text in still_seen:
-                    continue
-                other.set_in_context(False)
+            with self.hold():  # rows re-measured with their tags, laid out once
+                for other in above:
+                    # A long message is drawn in parts: each part is as much in view as its message.
+                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    if getattr(message, "role", None) == "user" and message.text in still_seen:
+                        continue
+                    if message.pin_key and message.pin_key in event.carried_pins:
+                        other.set_in_context(True)  # pinned: carried verbatim before the summary
+                        continue
+                    other.set_in_context(False)
 
     def _drop_running_compactions(self, reason: str) -> None:
         for row in self._compactions.values():
@@ -313,12 +360,41 @@ class TranscriptView(VirtualRowArea):
         if row is None or not row.dirty:
             self._flush_timer.stop()
             return
-        started = time.perf_counter()
+        started = self.work_clock()
         row.render_markdown()
         self.render_count += 1
-        # A very long reply renders slowly: stretch the interval so typing stays responsive.
-        spent_ms = (time.perf_counter() - started) * 1000
-        self._flush_timer.setInterval(int(min(250, max(FRAME_MS, spent_ms * 3))))
+        spent_ms = (self._stream_work + self.work_clock() - started) * 1000
+        self._stream_work = 0.0
+        self._flush_timer.setInterval(int(min(MAX_FRAME_MS, max(FRAME_MS, spent_ms * STREAM_PACE))))
+
+    @property
+    def render_interval_ms(self) -> int:
+        """How long the next render of the streaming text waits (see ``STREAM_PACE``)."""
+        return self._flush_timer.interval()
+
+    def layout_budget(self) -> int:
+        if self._streaming is not None and self.follow_bottom:
+            # Following a stream: one part laid out per pass, so a frame that brings several
+            # screens of text is shown over several short passes, not one long block.
+            return 1
+        return super().layout_budget()
+
+    def _visible_rows(self, value: int) -> list[Any]:
+        rows = super()._visible_rows(value)
+        if self._streaming is not None and self.follow_bottom and rows:
+            # Following a stream, the rows just above the screen are not built ahead: what
+            # arrives pushes them further up before anyone could scroll to them (scrolling up
+            # stops the following, and they are built as they come on screen).
+            tops = self._tops
+            rows = [row for row in rows if tops[row.index] + row.height > value]
+        return rows
+
+    def _continue_layout(self) -> None:
+        # Parts of the stream coming on screen a pass after its render count as its work.
+        started = self.work_clock()
+        super()._continue_layout()
+        if self._streaming is not None:
+            self._stream_work += self.work_clock() - started
 
     def _finish_stream(self, interrupted: bool = False) -> None:
         """The turn ended: no row streams any more (those cut short are marked)."""
@@ -381,6 +457,8 @@ class TranscriptView(VirtualRowArea):
             self._on_compaction_progress(event)
         elif event.type == "compaction_undone":
             self._on_compaction_undone(event)
+        elif event.type == "compaction_ended":
+            self._on_compaction_ended(event)
         elif event.type == "background":
             self._on_background(event)
         elif event.type == "message_not_sent":
@@ -397,10 +475,16 @@ class TranscriptView(VirtualRowArea):
             self._on_retry_available(event)
         elif event.type == "stream_waiting":
             self._on_stream_waiting(event)
+        elif event.type == "item_pinned":
+            self._on_item_pinned(event)
+        elif event.type == "summary_edited":
+            self._on_summary_edited(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
         self._reconnect = None
+        for row in self._compactions.values():
+            row.offer_retry(False)  # something newer runs: an earlier failure is history
 
     def _on_undo_available(self, event: p.UndoAvailable) -> None:
         """The core says which compaction Undo would undo now; only its marker offers it."""
@@ -429,6 +513,8 @@ class TranscriptView(VirtualRowArea):
             row = self.add_message("user", data_text(data), item.id)
             if data.get("not_sent"):
                 row.set_in_context(False)
+            if data.get("pinned"):
+                row.set_pinned(str(data["pinned"]))
         elif item.kind == "agent_message":
             text = data_text(data)
             reply = self._messages.get(item.id)
@@ -439,12 +525,16 @@ class TranscriptView(VirtualRowArea):
             self._finish_item(reply)
             if data.get("interrupted"):
                 reply.set_interrupted()
+            if data.get("pinned"):
+                reply.set_pinned(str(data["pinned"]))
         elif item.kind == "function_call":
             self._add_function_call(item)
         elif item.kind == "function_call_output":
             call_id = str(data.get("call_id", item.id))
             output = data.get("output", "")
             self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
+            if data.get("pinned"):
+                self._tools[call_id].set_pinned(str(data["pinned"]))
         elif item.kind == "reasoning":
             text = data_text(data) or str(data.get("summary", "") or "")
             if text.strip():
@@ -472,6 +562,26 @@ class TranscriptView(VirtualRowArea):
     def _on_context_compacted(self, event: p.ContextCompacted) -> None:
         self.complete_compaction(event)
 
+    def _on_item_pinned(self, event: p.ItemPinned) -> None:
+        """The core pinned (or unpinned) a row's message: the row shows it."""
+        row: TranscriptRow | None = next(
+            (r for r in self.rows if r.pin_key == event.key), None
+        )
+        if row is None and event.kind == "function_call_output":
+            row = self._tools.get(event.row_id)
+        elif row is None:
+            row = self._messages.get(event.row_id)
+        if row is None:
+            return
+        row.set_pinned(event.key if event.pinned else "", event.message)
+        if event.pinned and event.in_view:
+            row.set_in_context(True)
+
+    def _on_summary_edited(self, event: p.SummaryEdited) -> None:
+        row = self._compactions.get(event.item_id)
+        if row is not None:
+            row.set_summary(event.summary, edited=event.edited, undoable=event.undoable)
+
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
         text = event.message or STAGE_TEXT.get(event.stage, "")
         for row in self._compactions.values():
@@ -481,6 +591,14 @@ class TranscriptView(VirtualRowArea):
         row = self._compactions.get(event.item_id)
         if row is not None:
             row.mark_undone()
+
+    def _on_compaction_ended(self, event: p.CompactionEnded) -> None:
+        """A compaction that changed nothing, live or replayed; a live failure (its event
+        names its turn) offers Retry."""
+        row = self._compactions.get(event.item_id)
+        if row is not None:
+            row.mark_stopped(f"Compaction {event.status} · nothing changed")
+            row.offer_retry(event.status == "failed" and event.turn_id is not None, event.focus)
 
     def _on_background(self, event: p.Background) -> None:
         self.add_notice("background", event.message)
@@ -497,6 +615,7 @@ class TranscriptView(VirtualRowArea):
 
     def _on_error(self, event: p.Error) -> None:
         row = self.add_notice("error", event.message)
+        row.turn_id = event.turn_id
         if event.details:
             row.set_details(event.details)
 
@@ -621,13 +740,15 @@ class TranscriptView(VirtualRowArea):
         self.tick_waits()
 
     def _on_retry_available(self, event: p.RetryAvailable) -> None:
-        """The core says which failed turn Retry would run again: its error (the last one,
-        sent just before) offers Retry; every other error stops offering it."""
+        """The core says which failed turn Retry would run again: its error (the last one of
+        that turn) offers Retry; every other error stops offering it."""
         errors = self.notice_rows("error")
         for row in errors:
             row.set_retry(None)
         if event.turn_id is not None and errors:
-            errors[-1].set_retry(event.turn_id)
+            # The failed turn's own error (a compaction may have failed since, below it).
+            own = [row for row in errors if row.turn_id == event.turn_id]
+            (own or errors)[-1].set_retry(event.turn_id)
 
     def _on_turn_complete(self, event: p.TurnComplete) -> None:
         aborted = event.status == "aborted"

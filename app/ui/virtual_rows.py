@@ -286,7 +286,7 @@ class VirtualRowArea(QAbstractScrollArea):
             bar.setValue(self._tops[anchor[0]] + anchor[1])
         # Measure the rows that come on screen; rows above the anchor keep it in place. Text
         # beyond this pass's budget is measured in the next pass (lazily, a turn later).
-        budget = LAYOUT_BUDGET
+        budget = self.layout_budget()
         deferred = False
         for _ in range(8):
             visible = self._visible_rows(bar.value())
@@ -318,7 +318,14 @@ class VirtualRowArea(QAbstractScrollArea):
         self._place(visible, bar.value(), width)
         if deferred and not self._deferred:
             self._deferred = True
-            QTimer.singleShot(0, self, self._continue_layout)
+            # A timer, not a posted call (0 ms): timers that are due (input, painting, a
+            # stream's reading) get their turn between two passes rather than after all.
+            QTimer.singleShot(1, self, self._continue_layout)
+
+    def layout_budget(self) -> int:
+        """Characters of text one layout pass lays out (``LAYOUT_BUDGET``; the first row
+        needing it is laid out whatever its size)."""
+        return LAYOUT_BUDGET
 
     def _continue_layout(self) -> None:
         self._deferred = False

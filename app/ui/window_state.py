@@ -1,4 +1,8 @@
-"""Where the window was and how its panes were split: ``config_dir/window.ini``.
+"""Where the window was, how its panes were split, and the unsent draft: ``config_dir/window.ini``.
+
+The draft (text typed in the composer but not sent) is the window's state like its size: the
+composer is one per window and keeps its text when another session is opened, so the draft is
+kept the same way, and never goes into a session's files (the core only sees what is sent).
 
 Kept apart from the app settings (``settings.json``, validated with pydantic) because the window
 needs it before its first paint, when nothing but Qt is loaded yet. ``QSettings`` reads and
@@ -47,6 +51,13 @@ class WindowState:
             splitter.restoreState(panes)
         return bool(restored)
 
+    def draft(self) -> str:
+        """The text left in the composer when the window last closed ("" when none)."""
+        if not self.path.exists():
+            return ""
+        value = self._settings().value("composer/draft")
+        return value if isinstance(value, str) else ""
+
     def _legacy_geometry(self) -> QByteArray | None:
         """The geometry an older Coco kept in settings.json, if it is there and readable."""
         legacy = self.path.with_name(LEGACY_SETTINGS_FILE)
@@ -66,8 +77,28 @@ class WindowState:
             return None
         return QByteArray.fromBase64(value.encode("ascii", "replace"))
 
-    def save(self, window: QWidget, splitter: QSplitter | None = None) -> None:
-        """Write the window's geometry (and pane sizes); a failure is logged, never raised."""
+    def theme(self) -> str:
+        """The theme the window last used ("system" before any): the window takes its colours
+        before its first paint, when the settings (pydantic) are not loaded yet."""
+        value = self._settings().value("window/theme", "system")
+        return value if value in ("system", "light", "dark") else "system"
+
+    def save_theme(self, theme: str) -> None:
+        """Remember ``theme`` for the next start; a failure is logged, never raised."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            log.warning("Could not save the theme for the next start: %s", exc)
+            return
+        settings = self._settings()
+        settings.setValue("window/theme", theme)
+        settings.sync()
+
+    def save(
+        self, window: QWidget, splitter: QSplitter | None = None, draft: str | None = None
+    ) -> None:
+        """Write the window's geometry (and pane sizes, and the composer's unsent ``draft``);
+        a failure is logged, never raised."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -77,6 +108,11 @@ class WindowState:
         settings.setValue("window/geometry", window.saveGeometry())
         if splitter is not None:
             settings.setValue("window/splitter", splitter.saveState())
+        if draft is not None:
+            if draft.strip():
+                settings.setValue("composer/draft", draft)
+            else:
+                settings.remove("composer/draft")
         settings.sync()
         if settings.status() != QSettings.Status.NoError:
             log.warning("Could not save the window position to %s", self.path)

@@ -44,7 +44,27 @@ if [ "$ACTION" = uninstall ]; then
     for size in $SIZES; do
         rm -f "$SHARE/icons/hicolor/${size}x${size}/apps/$APP_ID.png"
     done
-    refresh_caches
+    # The menu and icon caches stay only while other programs' entries and icons need them;
+    # otherwise they (and the folders install.sh made, when empty) go too: nothing is left.
+    if [ -n "$(find "$SHARE/applications" -name '*.desktop' 2>/dev/null | head -n 1)" ]; then
+        command -v update-desktop-database >/dev/null 2>&1 \
+            && update-desktop-database -q "$SHARE/applications" 2>/dev/null || true
+    else
+        rm -f "$SHARE/applications/mimeinfo.cache"
+    fi
+    if [ -n "$(find "$SHARE/icons/hicolor" -type f ! -name icon-theme.cache 2>/dev/null \
+            | head -n 1)" ]; then
+        command -v gtk-update-icon-cache >/dev/null 2>&1 \
+            && gtk-update-icon-cache -q -t "$SHARE/icons/hicolor" 2>/dev/null || true
+    else
+        rm -f "$SHARE/icons/hicolor/icon-theme.cache"
+    fi
+    for size in $SIZES scalable; do
+        case "$size" in scalable) dir=scalable ;; *) dir="${size}x${size}" ;; esac
+        rmdir "$SHARE/icons/hicolor/$dir/apps" "$SHARE/icons/hicolor/$dir" 2>/dev/null || true
+    done
+    rmdir "$SHARE/icons/hicolor" "$SHARE/icons" "$SHARE/applications" "$SHARE/metainfo" \
+        "$PREFIX/lib" 2>/dev/null || true
     echo "Coco removed from $PREFIX (your settings and sessions are kept)."
     exit 0
 fi

@@ -24,6 +24,7 @@ MODULES = [
     "bench.bench_soak",
     "bench.bench_long_lines",
     "bench.bench_huge_resume",
+    "bench.bench_retention",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",

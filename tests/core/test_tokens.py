@@ -24,11 +24,33 @@ needs_cache = needs_tiktoken
 
 
 @pytest.fixture
-def fresh_encodings(monkeypatch: pytest.MonkeyPatch) -> tokens._SharedEncodings:
-    """A process cache with nothing loaded, so each test sees its own loads."""
+def fresh_encodings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> tokens._SharedEncodings:
+    """A process cache with nothing loaded, so each test sees its own loads, and no shipped
+    tokenizer files (an install that lost them): what is left is the cache and the download."""
     shared = tokens._SharedEncodings()
     monkeypatch.setattr(tokens, "_SHARED", shared)
+    monkeypatch.setattr(tokens, "PACKAGED_TOKENIZER_DIR", tmp_path_factory.mktemp("no-package"))
     return shared
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every way out is blocked (urllib and raw sockets); returns what was attempted."""
+    import socket
+
+    attempts: list[str] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        attempts.append(repr(args[:2]))
+        raise OSError("network is unreachable (blocked by the test)")
+
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts
 
 
 def byte_encoding() -> tiktoken.Encoding:
@@ -255,6 +277,87 @@ def test_encodings_are_shared_per_process(
     second = TokenCounter("gpt-4.1", cache_dir=tmp_path, allow_download=False)
     assert second.exact and second.state == "ready"
     assert second._encoder is first._encoder
+
+
+# --- the shipped tokenizer files -----------------------------------------------------------------
+
+# "hello world" and a mixed text (accents, CJK, emoji, code), as tiktoken itself encodes them.
+HELLO_WORLD_IDS = {"o200k_base": [24912, 2375], "cl100k_base": [15339, 1917]}
+MIXED_TEXT = (
+    "Coco keeps the full transcript — ünïcödé, 日本語, emoji 😀, code: def f(x): return x**2\n"
+) * 3
+MIXED_TEXT_TOKENS = {"o200k_base": 87, "cl100k_base": 102}
+
+
+@pytest.mark.parametrize(("model", "name"), [("gpt-4.1", "o200k_base"), ("gpt-4", "cl100k_base")])
+def test_shipped_tokenizer_counts_exactly_with_no_network_and_no_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[str], model: str, name: str
+) -> None:
+    monkeypatch.setattr(tokens, "_SHARED", tokens._SharedEncodings())  # nothing loaded yet
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "env-cache"))  # empty too
+    cache = tmp_path / "no-cache"  # never created: a machine that never had a network
+    counter = TokenCounter(model, cache_dir=cache, allow_download=True)  # it may not need to
+    assert counter.wait_ready(30)
+    assert counter.encoding_name == name and counter.state == "ready"
+    assert counter._encoder is not None
+    assert counter._encoder.encode_ordinary("hello world") == HELLO_WORLD_IDS[name]
+    assert counter.count(MIXED_TEXT) == MIXED_TEXT_TOKENS[name] != approx_tokens(MIXED_TEXT)
+    assert no_network == []  # nothing was even attempted
+    assert not cache.exists() and not (tmp_path / "env-cache").exists()
+
+
+@needs_cache
+@pytest.mark.parametrize("name", sorted(tokens._ENCODING_SPECS))
+def test_shipped_tokenizer_agrees_with_tiktoken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    monkeypatch.setattr(tokens, "_SHARED", tokens._SharedEncodings())
+    counter = TokenCounter("gpt-4" if name == "cl100k_base" else "gpt-4o", tmp_path, False)
+    assert counter.wait_ready(30)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(SHARED_CACHE))
+    reference = tiktoken.get_encoding(name)
+    assert counter.count(MIXED_TEXT) == len(reference.encode_ordinary(MIXED_TEXT))
+
+
+@pytest.mark.parametrize("name", sorted(tokens._ENCODING_SPECS))
+def test_shipped_tokenizer_files_match_their_checksums(name: str) -> None:
+    spec = tokens._ENCODING_SPECS[name]
+    data = (tokens.PACKAGED_TOKENIZER_DIR / f"{name}.tiktoken").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == spec.sha256
+
+
+def test_shipped_tokenizer_files_are_package_data() -> None:
+    """The wheel carries them (pyproject's package-data) and so does the bundle (the spec)."""
+    import fnmatch
+    import tomllib
+
+    repo = Path(tokens.__file__).resolve().parents[2]
+    config = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["app.core"]
+    core = repo / "app" / "core"
+    shipped = {
+        path.relative_to(core).as_posix()
+        for path in tokens.PACKAGED_TOKENIZER_DIR.iterdir()
+        if any(fnmatch.fnmatch(path.relative_to(core).as_posix(), p) for p in patterns)
+    }
+    assert shipped == {f"data/tiktoken/{name}.tiktoken" for name in tokens._ENCODING_SPECS}
+    spec_text = (repo / "packaging" / "coco.spec").read_text(encoding="utf-8")
+    assert '"app/core/data/tiktoken"' in spec_text
+
+
+@needs_cache
+def test_damaged_shipped_file_is_ignored_for_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(tokens, "_SHARED", tokens._SharedEncodings())
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "o200k_base.tiktoken").write_bytes(b"aGVsbG8= 0\n")
+    monkeypatch.setattr(tokens, "PACKAGED_TOKENIZER_DIR", package)
+    counter = TokenCounter("gpt-4o", cache_dir=SHARED_CACHE, allow_download=False)
+    assert counter.wait_ready(30)
+    assert counter.count(MIXED_TEXT) == MIXED_TEXT_TOKENS["o200k_base"]
+    assert "does not match its checksum" in caplog.text
 
 
 # --- TokenCounter: never blocks, degrades to estimates -----------------------------------------

@@ -340,8 +340,11 @@ async def test_mid_turn_compaction_keeps_summary_last_and_continues(server, make
     assert len(bodies) == 3 and is_compaction_request(bodies[1])
     follow = input_texts(bodies[2])
     assert follow[-1] == ("user", f"{PREFIX}\nMID SUMMARY")  # the summary stays last
-    assert follow[-2] == ("user", "read big.txt")
-    assert follow[-3][1].startswith("<environment_context>")  # context before the last user msg
+    # The carried notes sit just before the summary and name the file the turn read.
+    assert follow[-2][1].startswith("[Coco carried notes]")
+    assert "Files read (newest first):\n- big.txt" in follow[-2][1]
+    assert follow[-3] == ("user", "read big.txt")
+    assert follow[-4][1].startswith("<environment_context>")  # context before the last user msg
     assert events[-1].status == "completed" and events[-1].last_agent_message == "final answer"
     assert of_type(events, "context_compacted")[0].trigger == "auto"
     await session.close()
@@ -718,7 +721,11 @@ async def test_cancel_compaction_changes_nothing(server, make_config):
     assert events[-1].kind == "compact" and events[-1].status == "aborted"
     assert not of_type(events, "context_compacted")
     assert session.history() == before
-    assert session.rollout_path.read_text() == rollout
+    # Only the stop itself was recorded (the marker is shown again on resume).
+    added = session.rollout_path.read_text()[len(rollout):].splitlines()
+    assert session.rollout_path.read_text().startswith(rollout) and len(added) == 1
+    assert json.loads(added[0])["payload"]["kind"] == "compaction_ended"
+    assert json.loads(added[0])["payload"]["status"] == "stopped"
     await session.close()
 
 

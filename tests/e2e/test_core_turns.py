@@ -306,7 +306,7 @@ async def test_chat_completions_adapter_round_trip(server, make_config, tmp_path
 APPROXIMATE_SCRIPT = """
 import asyncio, sys, tempfile
 from pathlib import Path
-from app.core import CoreConfig, Session, ops
+from app.core import CoreConfig, Session, ops, tokens
 from app.demo import ModelServer, Reply
 
 async def main():
@@ -314,6 +314,7 @@ async def main():
     srv.enqueue(Reply(text="answer", usage={"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}))
     tmp = Path(tempfile.mkdtemp())
     (tmp / "empty").mkdir()
+    tokens.PACKAGED_TOKENIZER_DIR = tmp / "empty"  # an install without the shipped files
     config = CoreConfig(base_url=srv.url, api_key="k", model="test-model", data_dir=tmp / "d",
                         tokenizer_cache_dir=tmp / "empty", tokenizer_download=False)
     session = await Session.open(config)

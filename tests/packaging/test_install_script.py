@@ -72,6 +72,32 @@ def test_install_then_uninstall(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert not program.exists() and not command.exists() and not desktop.exists()
     assert not any((prefix / "share" / "icons").rglob("*.png"))
+    # Nothing at all is left: no menu or icon cache the install (or the uninstall) refreshed.
+    assert [p for p in prefix.rglob("*") if not p.is_dir()] == []
+
+
+@pytest.mark.skipif(not (shutil.which("update-desktop-database")
+                         and shutil.which("gtk-update-icon-cache")),
+                    reason="the menu and icon cache tools are not installed")
+def test_uninstall_keeps_the_caches_other_programs_need(tmp_path: Path) -> None:
+    bundle = fake_bundle(tmp_path / "unpacked with space")
+    prefix = tmp_path / "home with space" / ".local"
+    other_desktop = prefix / "share" / "applications" / "other.desktop"
+    other_desktop.parent.mkdir(parents=True)
+    other_desktop.write_text("[Desktop Entry]\nType=Application\nName=Other\nExec=other\n"
+                             "MimeType=text/x-other;\n")
+    other_icon = prefix / "share" / "icons" / "hicolor" / "48x48" / "apps" / "other.png"
+    other_icon.parent.mkdir(parents=True)
+    shutil.copy(bundle / "share" / "icons" / "hicolor" / "48x48" / "apps" / f"{APP_ID}.png",
+                other_icon)
+    assert run_script(bundle / "install.sh", "--prefix", str(prefix)).returncode == 0
+    result = run_script(prefix / "lib" / "coco" / "install.sh", "--uninstall", "--prefix",
+                        str(prefix))
+    assert result.returncode == 0, result.stderr
+    assert other_desktop.is_file() and other_icon.is_file()
+    assert "other.desktop" in (other_desktop.parent / "mimeinfo.cache").read_text()
+    assert (prefix / "share" / "icons" / "hicolor" / "icon-theme.cache").is_file()
+    assert not (other_desktop.parent / f"{APP_ID}.desktop").exists()
 
 
 def test_refuses_to_run_outside_a_bundle(tmp_path: Path) -> None:

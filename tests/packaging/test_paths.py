@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.config import default_config_dir, default_data_dir, default_log_dir
+from app.core.config import (
+    default_cache_dir,
+    default_config_dir,
+    default_data_dir,
+    default_log_dir,
+)
 from app.paths import AppPaths
 
 
@@ -25,3 +30,11 @@ def test_data_dir_profile_keeps_everything_under_it(tmp_path: Path) -> None:
         assert folder == root or root in folder.parents
     assert paths.log_file == root / "logs" / "coco.log"
     assert paths.config_dir == root / "config"
+
+
+def test_data_dir_profile_keeps_its_caches(tmp_path: Path) -> None:
+    """The tokenizer's cache (used only if the shipped file is damaged) stays in the profile."""
+    paths = AppPaths.resolve(tmp_path / "profile")
+    root = (tmp_path / "profile").resolve()
+    assert paths.tokenizer_cache_dir == root / "cache" / "tiktoken"
+    assert AppPaths.resolve(None).tokenizer_cache_dir == default_cache_dir() / "tiktoken"

@@ -243,3 +243,31 @@ def test_switching_from_the_demo_to_a_real_provider_keeps_the_conversation(
     qtbot.waitUntil(reopened.done, timeout=5000)
     notices = [row.message for row in window.transcript.notice_rows("background")]
     assert any("continues with scripted-model" in n for n in notices)
+
+
+def test_the_window_paints_in_the_theme_it_last_used_before_the_settings_load(
+    qtbot: Any, make_window: Any, tmp_path: Any, server: Any
+) -> None:
+    """The settings (pydantic) load after the first paint; the window must not paint in the
+    wrong colours until then: it takes the theme it last used from window.ini."""
+    from app.ui.main_window import MainWindow
+    from app.ui.theme import apply_theme, is_dark
+
+    from .conftest import build_context, close_window
+
+    window = make_window(settings={"theme": "dark"})
+    assert is_dark()  # the settings' theme, applied once they loaded
+    close_window(qtbot, window)
+    apply_theme("system")
+    assert not is_dark()  # offscreen's system palette is light
+
+    context = build_context(server, tmp_path, settings={"theme": "dark"})
+    again = MainWindow(context)
+    try:
+        assert context._settings is None  # nothing has read the settings yet…
+        assert is_dark()  # …and the window is already dark
+    finally:
+        again.show()
+        run(qtbot, again.open_session(None))
+        close_window(qtbot, again)
+        apply_theme("system")

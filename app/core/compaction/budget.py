@@ -34,6 +34,11 @@ SUMMARY_CEILING = 4_000
 # The kept messages' budget never falls below this: the newest user message always survives a
 # compaction, middle-truncated if it must be (on a window too small for the target).
 KEPT_FLOOR = 64
+# The carried notes (the user's facts, files and commands, :mod:`carryover`) may take this
+# share of the history's room, within these bounds; the kept messages get what they leave.
+NOTES_SHARE_OF_ROOM = 0.3
+NOTES_FLOOR = 96
+NOTES_CEILING = 4_000
 # Slack kept free in the window when deciding whether a request fits: the server's tokenizer is
 # not Coco's (Gemma's counts ran up to 9 % above tiktoken's on English text).
 FIT_MARGIN_SHARE = 0.06
@@ -68,6 +73,14 @@ class CompactionBudget:
             return self.kept_ceiling
         # Never nothing: the user's last words reach the model, shortened if they must be.
         return max(KEPT_FLOOR, min(self.kept_ceiling, room - summary_tokens - context_tokens))
+
+    def notes_budget(self) -> int:
+        """The most the carried-notes block may take: a share of the history's room (so the
+        half-limit target holds whatever the notes hold), the ceiling when no window is known."""
+        room = self.history_room
+        if room is None:
+            return NOTES_CEILING
+        return min(NOTES_CEILING, max(NOTES_FLOOR, int(room * NOTES_SHARE_OF_ROOM)))
 
     def fit_margin(self) -> int:
         if self.window is None:

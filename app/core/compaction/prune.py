@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..items import Item, function_call_output, is_injected_context, is_message, item_type
+from .carryover import is_notes_message
 from .prompts import is_summary_message
 
 # Tool outputs of this many recent turns (the current one included) are never pruned.
@@ -42,15 +43,18 @@ def prune_tool_outputs(
     *,
     protected_turns: int = PROTECTED_TURNS,
     count_item: Callable[[Item], int],
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[Pruned, list[int]] | None:
     """``items`` with every tool output older than the last ``protected_turns`` user turns
-    replaced by a stub, with the new per-item counts; None when there is nothing to prune."""
+    replaced by a stub, with the new per-item counts; None when there is nothing to prune.
+    Outputs of the calls in ``keep`` (pinned ones) stay as they are."""
     starts = [
         index
         for index, item in enumerate(items)
         if is_message(item, "user")
         and not is_injected_context(item)
         and not is_summary_message(item)
+        and not is_notes_message(item)
     ]
     if len(starts) <= protected_turns - 1:
         return None
@@ -65,7 +69,11 @@ def prune_tool_outputs(
     outputs = elided = 0
     for index in range(boundary):
         item = items[index]
-        if item_type(item) != "function_call_output" or counts[index] < MIN_PRUNED_TOKENS:
+        if (
+            item_type(item) != "function_call_output"
+            or counts[index] < MIN_PRUNED_TOKENS
+            or item.get("call_id") in keep
+        ):
             continue
         name = names.get(item.get("call_id"), "a tool")
         stub = function_call_output(str(item.get("call_id", "")), stub_text(name, counts[index]))

@@ -5,11 +5,30 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..items import Item, is_injected_context, is_message, message_text, user_message
+from ..items import (
+    INJECTED_PREFIXES,
+    Item,
+    is_injected_context,
+    is_message,
+    item_type,
+    message_text,
+    user_message,
+)
 from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
-from .budget import KEPT_USER_MESSAGE_CEILING
+from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
+from .carryover import (
+    TOOL_ITEM_TYPES,
+    CarriedOver,
+    candidate_limit,
+    carry_over,
+    extract_many,
+    is_notes_message,
+    is_notes_text,
+    notes_from_text,
+    tool_traffic,
+)
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
-from .prompts import is_summary_message, summary_text
+from .prompts import is_summary_message, summary_prefix, summary_text
 
 # Codex's budget for user messages carried over verbatim (the ceiling on large windows).
 KEPT_USER_MESSAGE_TOKENS = KEPT_USER_MESSAGE_CEILING
@@ -21,16 +40,21 @@ class RebuiltHistory:
     kept_user_messages: int
     kept_truncated: bool
     shrunk: Shrunk = field(default_factory=lambda: Shrunk())
+    carried: CarriedOver = field(default_factory=CarriedOver)
 
 
 def _is_real_user_message(item: Item) -> bool:
     return (
-        is_message(item, "user") and not is_injected_context(item) and not is_summary_message(item)
+        is_message(item, "user")
+        and not is_injected_context(item)
+        and not is_summary_message(item)
+        and not is_notes_message(item)
     )
 
 
 def real_user_messages(history: list[Item]) -> list[str]:
-    """Texts of the user's own messages: no injected context blocks, no earlier summaries."""
+    """Texts of the user's own messages: no injected context blocks, no earlier summaries,
+    no carried notes."""
     return [message_text(item) for item in history if _is_real_user_message(item)]
 
 
@@ -78,6 +102,90 @@ def select_kept_newest_first(
     return kept, truncated
 
 
+def leaving_messages(messages: list[str], kept: list[str], truncated: bool) -> list[str]:
+    """The user messages that leave the model's view when ``kept`` (the newest of
+    ``messages``, the oldest of them middle-truncated when ``truncated``) stay: a shortened
+    message leaves too, its middle is gone."""
+    cut = len(messages) - len(kept)
+    leaving = messages[:cut]
+    if truncated and kept:
+        leaving.append(messages[cut])
+    return leaving
+
+
+def select_with_notes(
+    history: list[Item],
+    budget: int,
+    notes_budget: int | None,
+    count: Callable[[str], int],
+) -> tuple[list[str], bool, CarriedOver, int]:
+    """The kept user messages and the carried notes together: the notes of what leaves the
+    view (merged with the block ``history`` holds) within ``notes_budget`` tokens, the kept
+    messages within what ``budget`` leaves beside them. Returns the kept messages, whether
+    the oldest was shortened, the notes and the notes block's tokens (0 when there is none).
+    ``notes_budget`` None: no notes (the setting is off)."""
+    kept, truncated = select_kept_newest_first(
+        real_user_messages_newest_first(history), budget, count
+    )
+    if notes_budget is None:
+        return kept, truncated, CarriedOver(), 0
+    # The notes need what leaves the view: one pass over the history for the user's messages,
+    # the block it holds and the tool calls (the kept messages alone were read newest first,
+    # as far as the budget went); each message is read for facts once.
+    messages, previous, tools = notes_material(history)
+    leaving = leaving_messages(messages, kept, truncated)
+    limit = candidate_limit(notes_budget)
+    extracted = extract_many(leaving, limit)
+    traffic = tool_traffic(tools)
+    carried = carry_over(leaving, tools, previous, notes_budget, count, extracted, traffic)
+    if carried.empty:
+        return kept, truncated, carried, 0
+    tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
+    # The kept messages make room for the block; what that sends out of view is carried too.
+    narrower = max(min(budget, KEPT_FLOOR), budget - tokens)
+    if narrower < budget:
+        fewer, truncated = select_kept_messages(messages, narrower, count)
+        if fewer != kept:
+            kept = fewer
+            more = leaving_messages(messages, kept, truncated)
+            # What leaves now is what left before and a few newer messages: only those are
+            # read for facts.
+            if more[: len(leaving)] == leaving:
+                extracted = extracted + extract_many(more[len(leaving) :], limit)
+            else:
+                extracted = extract_many(more, limit)
+            carried = carry_over(
+                more, tools, previous, notes_budget, count, extracted, traffic
+            )
+            tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
+    return kept, truncated, carried, tokens
+
+
+def notes_material(history: list[Item]) -> tuple[list[str], CarriedOver, list[Item]]:
+    """In one pass: the user's own messages, the newest carried-notes block (read back) and
+    the tool traffic of ``history``."""
+    messages: list[str] = []
+    tools: list[Item] = []
+    block = ""
+    summary_head = summary_prefix() + "\n"
+    for item in history:
+        kind = item_type(item)
+        if kind == "message":
+            if item.get("role") != "user":
+                continue
+            text = message_text(item)  # once: the checks below read the text, not the item
+            if is_notes_text(text):
+                block = text
+            elif not (
+                text.lstrip().startswith(INJECTED_PREFIXES) or text.startswith(summary_head)
+            ):
+                messages.append(text)
+        elif kind in TOOL_ITEM_TYPES:
+            tools.append(item)
+    previous = notes_from_text(block) if block else CarriedOver()
+    return messages, previous, tools
+
+
 @dataclass(frozen=True)
 class Shrunk:
     """What checking the rebuilt history against the target cut (item 4 of the guarantee)."""
@@ -91,14 +199,21 @@ class Shrunk:
         return bool(self.dropped_messages or self.truncated_messages or self.summary_truncated)
 
 
-def assemble(kept: list[str], summary: str | Item, initial_context: list[Item]) -> list[Item]:
+def assemble(
+    kept: list[str],
+    summary: str | Item,
+    initial_context: list[Item],
+    carried: list[Item] | None = None,
+) -> list[Item]:
     """Kept user messages, the initial context just before the last of them (so the summary
-    stays last, as Codex 0.169.0 sends it for every compaction), then the summary: a summary
-    message's text, or a remote ``compaction`` item in its place."""
+    stays last, as Codex 0.169.0 sends it for every compaction), then what is carried over
+    verbatim (the carried-notes block), then the summary: a summary message's text, or a
+    remote ``compaction`` item in its place."""
     items: list[Item] = [user_message(text) for text in kept]
     if initial_context:
         position = len(items) - 1 if items else 0
         items[position:position] = list(initial_context)
+    items.extend(carried or [])
     items.append(user_message(summary) if isinstance(summary, str) else summary)
     return items
 
@@ -146,31 +261,39 @@ def build_compacted_history(
     budget: int = KEPT_USER_MESSAGE_TOKENS,
     room: int | None = None,
     count: Callable[[str], int] = approx_tokens,
+    notes_budget: int | None = None,
 ) -> RebuiltHistory:
     """Kept user messages + the summary message (a user message, last), the initial context
-    just before the last kept message. With ``room`` (tokens the whole rebuilt history may
-    take), the result is checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
+    just before the last kept message, the carried notes (with ``notes_budget``) just before
+    the summary. With ``room`` (tokens the whole rebuilt history may take), the result is
+    checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
     """
-    kept, truncated = select_kept_newest_first(
-        real_user_messages_newest_first(history), budget, count
+    kept, truncated, carried, notes_tokens = select_with_notes(
+        history, budget, notes_budget, count
     )
     context = list(initial_context or [])
     shrunk = Shrunk()
     if room is not None:
         context_tokens = sum(count(message_text(i)) + ITEM_OVERHEAD_TOKENS for i in context)
-        kept, summary, shrunk = shrink_to_room(kept, summary, context_tokens, room, count)
+        kept, summary, shrunk = shrink_to_room(
+            kept, summary, context_tokens + notes_tokens, room, count
+        )
     return RebuiltHistory(
-        items=assemble(kept, summary_text(summary), context),
+        items=assemble(
+            kept, summary_text(summary), context, [] if carried.empty else [carried.item()]
+        ),
         kept_user_messages=len(kept),
         kept_truncated=truncated or shrunk.truncated_messages > 0,
         shrunk=shrunk,
+        carried=carried,
     )
 
 
 def filter_remote_output(output: list[Item]) -> list[Item]:
     """Keep what the remote compact endpoint returned that belongs in history: user and
     assistant messages and compaction items; drop developer messages, injected context,
-    reasoning and tool traffic (spec section 4)."""
+    reasoning and tool traffic (spec section 4). A carried-notes block the server echoed is
+    dropped: Coco puts its own, merged, beside the compaction item."""
     kept: list[Item] = []
     for item in output:
         kind = item.get("type", "message" if "role" in item else "")
@@ -178,6 +301,7 @@ def filter_remote_output(output: list[Item]) -> list[Item]:
             kind == "message"
             and item.get("role") in ("user", "assistant")
             and not is_injected_context(item)
+            and not is_notes_message(item)
         ):
             kept.append(item)
     return kept

@@ -8,8 +8,9 @@ failure leaves everything exactly as it was.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,12 +25,16 @@ from ..items import (
     message_text,
     new_id,
 )
+from ..pins import Carried, Pins, carry
 from ..providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ..sampling import RetryNotice
+from ..summary_edit import SummaryEdits
 from ..tokens import TokenCounter, approx_tokens
 from ..transcript import Transcript
 from .budget import CompactionBudget, compaction_budget
+from .carryover import CarriedOver, carry_over, is_notes_message
 from .counting import CountMemo
+from .failure import Ended, ended_record, fail_fast, failure_text, server_unreachable
 from .fit import fit_items
 from .local import COMPACTION_HEADERS, ContextTooLarge, ItemCounts, LocalCompaction
 from .policy import auto_compact_limit, context_window
@@ -39,9 +44,9 @@ from .rebuild import (
     assemble,
     build_compacted_history,
     filter_remote_output,
+    notes_material,
     real_user_messages,
-    real_user_messages_newest_first,
-    select_kept_newest_first,
+    select_with_notes,
 )
 from .remote import compact_remotely, compact_with_trigger, is_unsupported
 from .undo import UndoState
@@ -60,6 +65,9 @@ REMOTE_STAGE_TEXT = {
     "standalone": "Compacting remotely (/responses/compact)…",
 }
 
+# A /compact with nothing added since the last compaction (and no focus to summarise for).
+NOTHING_NEW = "Nothing new to compact since the last compaction."
+
 
 @dataclass
 class _Result:
@@ -77,6 +85,8 @@ class _Result:
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None
+    carried_pins: list[str] | None = None
+    carried: CarriedOver | None = None  # the carried-notes block the new history holds
 
 
 class Compactor:
@@ -135,6 +145,18 @@ class Compactor:
         # Background lines said while a compaction runs: shown at once, recorded after its
         # marker (or its failure), where the window drew them live (below the running marker).
         self._held_notes: list[str] | None = None
+        # The compaction running now: (turn id, item id, trigger, focus), until it ends.
+        self._running: tuple[str, str, p.Trigger, str | None] | None = None
+        self.pins = Pins(
+            transcript=transcript, history=history, count_item=counter.count_item,
+            budget=self.budget, record=record, emit=emit,
+        )
+        self.summary_edits = SummaryEdits(
+            history=history, transcript=transcript, record=record, emit=emit,
+            unchanged=lambda: self.unchanged_since_compaction,
+            rewritten=self._summary_rewritten, usage=usage, count=counter.count,
+            budget=self.budget,
+        )
 
     # ------------------------------------------------------------------ figures
 
@@ -216,14 +238,22 @@ class Compactor:
         )
         budget = self.budget(incoming)
         self._held_notes = []
+        self._running = (turn_id, item_id, trigger, focus)
         self._counts = CountMemo(self._counter)
         try:
-            return await self._run_and_apply(
+            applied = await self._run_and_apply(
                 turn_id, item_id, trigger, history, counts, tail, budget,
                 focus=focus, model=model, before=before, tokens_before=tokens_before,
                 started=started, incoming=incoming,
             )
+            if not applied:
+                self._end_without_change("failed")
+            return applied
+        except asyncio.CancelledError:
+            self._end_without_change("stopped")
+            raise
         finally:
+            self._running = None
             self._record_held_notes()
             self._counts = CountMemo(self._counter)
 
@@ -244,9 +274,12 @@ class Compactor:
         started: float,
         incoming: int,
     ) -> bool:
+        carried = self.pins.carried(budget)
+        # The pins' room is reserved before the path runs: it builds the rest to fit beside them.
+        path_budget = self.budget(incoming + carried.tokens) if carried.pins else budget
         try:
             result = await self._run_path(
-                turn_id, trigger, history, counts, budget, focus=focus, model=model
+                turn_id, trigger, history, counts, path_budget, focus=focus, model=model
             )
         except ContextTooLarge:
             # Spec section 3 step 4: nothing left to trim means the context is full.
@@ -263,12 +296,11 @@ class Compactor:
             return False
         except ProviderError as error:
             prefix = "remote" if error.code == "remote_only" else "local"
-            self._fail(
-                turn_id, f"Error running {prefix} compact task: {error.message}", "compaction"
-            )
+            self._fail(turn_id, failure_text(error, prefix), "compaction")
             return False
         if result is None:
             return False
+        self._carry_pins(turn_id, result, carried)
         new_items = [*result.items, *tail]
         # ---- apply: one synchronous step from here on (no await), so a cancel cannot split it
         self._apply(
@@ -296,19 +328,44 @@ class Compactor:
                 item=p.TurnItem(id=item_id, kind="context_compaction", data={"trigger": "server"}),
             )
         )
+        budget = self.budget()
+        # Everything before the item left the view: its notes go beside the item.
+        history = self._history.raw_items()
+        carried = self._carry(history, budget)
+        items = [*self._notes_items(carried), item]
         self._apply(
             turn_id,
             item_id,
             "server",
-            _Result(strategy="remote", items=[item], remote_form="server"),
-            [item],
+            _Result(strategy="remote", items=items, remote_form="server", carried=carried),
+            carry(items, self.pins.carried(budget).items),
             before=self._history.snapshot(),
             tokens_before=self._usage(),
             started=time.monotonic(),
             focus=None,
-            budget=self.budget(),
+            budget=budget,
             incoming=0,
         )
+
+    def _notes_budget(self, budget: CompactionBudget) -> int | None:
+        """The carried notes' budget; None when the setting turns them off."""
+        return budget.notes_budget() if self._config().carry_notes else None
+
+    def _carry(
+        self, history: list[Item], budget: CompactionBudget, still: Collection[str] = ()
+    ) -> CarriedOver | None:
+        """The carried notes for a history the server compacted: every user message of
+        ``history`` not ``still`` in the view it returned has left it."""
+        notes_budget = self._notes_budget(budget)
+        if notes_budget is None:
+            return None
+        messages, previous, tools = notes_material(history)
+        leaving = [m for m in messages if m not in still] if still else messages
+        return carry_over(leaving, tools, previous, notes_budget, self._counts.count)
+
+    @staticmethod
+    def _notes_items(carried: CarriedOver | None) -> list[Item]:
+        return [] if carried is None or carried.empty else [carried.item()]
 
     async def _run_path(
         self,
@@ -346,7 +403,8 @@ class Compactor:
                 try:
                     return await self._remote(turn_id, history, budget, context)
                 except ProviderError as error:
-                    if not config.remote_fallback_to_local:
+                    # The local summary would ask the same server: no fallback when it is down.
+                    if not config.remote_fallback_to_local or server_unreachable(error):
                         raise ProviderError(
                             error.category, error.message, code="remote_only"
                         ) from error
@@ -370,7 +428,8 @@ class Compactor:
         if budget.history_room is None:
             return None
         found = prune_tool_outputs(
-            history, counts.every(), count_item=self._counter.count_item
+            history, counts.every(), count_item=self._counter.count_item,
+            keep=self.pins.call_ids(),
         )
         if found is None:
             return None
@@ -412,6 +471,8 @@ class Compactor:
                 failure = error
                 if is_unsupported(error, form):
                     self.capabilities.mark_unsupported(config.base_url, config.model, form)
+                if server_unreachable(error):
+                    raise  # the other form is on the same server
                 if index + 1 < len(forms):
                     self._say(
                         turn_id,
@@ -443,12 +504,13 @@ class Compactor:
         # context before the last of them, the compaction item last.
         count, context_tokens = self._kept_counting(budget, context)
         item_tokens = self._counts.count_item(compaction)
-        kept, truncated = select_kept_newest_first(
-            real_user_messages_newest_first(history),
+        kept, truncated, carried, _ = select_with_notes(
+            history,
             budget.kept_budget(item_tokens, context_tokens),
+            self._notes_budget(budget),
             count,
         )
-        items = assemble(kept, compaction, context)
+        items = assemble(kept, compaction, context, self._notes_items(carried))
         return _Result(
             strategy="remote",
             items=items,
@@ -456,6 +518,7 @@ class Compactor:
             kept=len(kept),
             kept_truncated=truncated,
             remote_form="trigger",
+            carried=carried if self._config().carry_notes else None,
         )
 
     async def _remote_standalone(
@@ -481,6 +544,10 @@ class Compactor:
             extra_headers=self._headers(),
         )
         items = _insert_before_last_user(filter_remote_output(output), context)
+        # The user messages the server's history no longer holds left the view: their notes
+        # go just before the compaction item.
+        carried = self._carry(history, budget, still=set(real_user_messages(items)))
+        items = _insert_before_compaction(items, self._notes_items(carried))
         shrunk = None
         room = budget.history_room
         if room is not None:
@@ -489,7 +556,9 @@ class Compactor:
                 items,
                 item_counts,
                 room,
-                protect=lambda item: is_compaction_item(item) or item in context,
+                protect=lambda item: (
+                    is_compaction_item(item) or is_notes_message(item) or item in context
+                ),
                 count=self._counts.count,
                 count_item=self._counts.count_item,
             )
@@ -506,6 +575,7 @@ class Compactor:
             kept=sum(1 for item in items if is_message(item, "user") and item not in context),
             shrunk=shrunk,
             remote_form="standalone",
+            carried=carried,
         )
 
     def _kept_counting(
@@ -549,7 +619,7 @@ class Compactor:
             reasoning=config.is_reasoning_model,
             max_retries=config.max_retries,
             base_delay=config.retry_base_delay,
-            on_retry=self._retry_notice(turn_id),
+            on_retry=fail_fast(self._retry_notice(turn_id)),
             extra_headers=self._headers(),
             on_trim=lambda n: self._emit(
                 p.CompactionProgress(
@@ -578,6 +648,7 @@ class Compactor:
             budget=budget.kept_budget(summary_tokens, context_tokens),
             room=budget.history_room,
             count=count,
+            notes_budget=self._notes_budget(budget),
         )
         shrunk = rebuilt.shrunk
         return _Result(
@@ -590,6 +661,7 @@ class Compactor:
             trimmed=local.trimmed + local.truncated,
             cut_short=local.cut_short,
             kept_previous_summary=kept_previous,
+            carried=rebuilt.carried if self._config().carry_notes else None,
             shrunk=(
                 {
                     "dropped_messages": shrunk.dropped_messages,
@@ -670,6 +742,8 @@ class Compactor:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
+            carried_pins=result.carried_pins or self.pins.present(new_items),
+            **_carried_fields(result.carried),
         )
         try:
             self._record(
@@ -706,6 +780,29 @@ class Compactor:
         for kind, text in self._after_notes(result, tokens_before, tokens_after, freed_share):
             self._note(kind, text)
             self._emit(p.Warning(message=text))
+
+    def _carry_pins(self, turn_id: str, result: _Result, carried: Carried) -> None:
+        """Pinned messages go verbatim just before the summary (pruning left them in place);
+        a pin the room could not hold this time is said, by its size."""
+        if result.strategy != "prune":
+            result.items = carry(result.items, carried.items)
+            result.carried_pins = carried.keys
+        for pin in carried.left_out:
+            self._say(
+                turn_id,
+                f"A pinned message (about {pin.tokens:,} tokens) did not fit the room this "
+                "compaction had for pins and was left out of the model's view this time; it "
+                "stays pinned.",
+            )
+
+    def _summary_rewritten(self, unchanged: bool, live: bool) -> None:
+        """The summary was edited: not growth, so the loop guard still sees the history as
+        the compaction left it; the usage is estimated anew."""
+        if unchanged:
+            self.compacted_version = self._history.version
+        self._usage_reset()
+        if live:
+            self._emit_usage()
 
     def _after_notes(
         self, result: _Result, before: int, after: int, freed_share: float
@@ -753,6 +850,7 @@ class Compactor:
             self._note("background", message)
 
     def _fail(self, turn_id: str, message: str, kind: p.ErrorKind) -> None:
+        self._end_without_change("failed")
         self._record_held_notes()
         self._note("error", message)
         self._emit(p.Error(message=message, kind=kind, turn_id=turn_id))
@@ -767,7 +865,22 @@ class Compactor:
                 )
             )
 
-        return notice
+        return fail_fast(notice)
+
+    def _end_without_change(self, status: Ended) -> None:
+        """The running compaction ended without compacting: recorded (the marker is shown
+        again on resume) and said, once."""
+        running, self._running = self._running, None
+        if running is None:
+            return
+        turn_id, item_id, trigger, focus = running
+        record = ended_record(item_id, trigger, status, focus)
+        self._transcript.add_recorded(record)
+        try:
+            self._record("event", record)
+        except OSError:  # the rollout could not be written: said by the failure itself
+            pass
+        self._emit(p.CompactionEnded(turn_id=turn_id, item_id=item_id, status=status, focus=focus))
 
 
 def _words(tokens: int | None) -> int | None:
@@ -782,6 +895,30 @@ def _previous_summary(history: list[Item]) -> str | None:
         if is_summary_message(item):
             return message_text(item)[len(prefix) :]
     return None
+
+
+def _carried_fields(carried: CarriedOver | None) -> dict[str, Any]:
+    """What the marker says was carried over (nothing when the notes are off)."""
+    if carried is None:
+        return {}
+    return {
+        "carried_notes": list(carried.notes),
+        "carried_files": carried.files,
+        "carried_commands": list(carried.commands),
+        "carried_dropped": carried.dropped,
+    }
+
+
+def _insert_before_compaction(items: list[Item], carried: list[Item]) -> list[Item]:
+    """``carried`` just before the (last) compaction item, or last when there is none."""
+    if not carried:
+        return items
+    result = list(items)
+    for index in range(len(result) - 1, -1, -1):
+        if is_compaction_item(result[index]):
+            result[index:index] = carried
+            return result
+    return result + carried
 
 
 def _insert_before_last_user(items: list[Item], context: list[Item]) -> list[Item]:

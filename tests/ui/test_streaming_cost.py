@@ -1,0 +1,134 @@
+"""What a streaming reply costs the window: bounded by what is on screen, never by what
+arrived since the last frame nor by the length of the reply. (The time itself is measured in
+bench/bench_streaming.py and bench/bench_long_lines.py, not here.)"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from app.core import protocol as p
+from app.ui.long_text import (
+    LONG_RUN,
+    RUN,
+    SEGMENT_CHARS,
+    _break_html_runs,
+    break_runs_html,
+    segment_text,
+    strip_breaks,
+)
+from app.ui.transcript import FRAME_MS, MAX_FRAME_MS, STREAM_PACE, TranscriptView
+
+
+@pytest.fixture
+def view(qtbot: Any) -> TranscriptView:
+    transcript = TranscriptView()
+    qtbot.addWidget(transcript)
+    transcript.resize(700, 500)
+    transcript.show()
+    qtbot.waitExposed(transcript)
+    return transcript
+
+
+def test_a_part_built_between_two_frames_shows_the_text_of_the_last_frame(
+    view: TranscriptView,
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    row.set_streaming(True)
+    line = "".join(chr(ord("a") + i % 26) for i in range(3 * SEGMENT_CHARS + 500))
+    row.append(line)
+    row.render_markdown()
+    last = row.segments[-1]
+    assert row.shown_end == len(line)
+    # A fast stream: far more than a part arrives before the next frame renders it.
+    row.append("0123456789" * 10_000)
+    view.drop_all_widgets()  # the parts on screen are built again before that frame
+    shown = strip_breaks(last.body.toPlainText())
+    assert shown == segment_text(line, row.cuts, last.number)
+    assert len(shown) <= SEGMENT_CHARS
+    # The next frame shows the new text, in parts of the usual size.
+    row.render_markdown()
+    assert row.shown_end == len(row.text)
+    tail = row.segments[-1]
+    assert strip_breaks(tail.body.toPlainText()) == tail.shown_text
+    assert max(len(part.shown_text) for part in row.segments) <= SEGMENT_CHARS
+    assert "".join([row.text[: row.cuts[0].offset], *(p.shown_text for p in row.segments)]) == (
+        row.text
+    )
+
+
+def test_html_without_a_long_run_is_passed_through_and_with_one_broken_as_before() -> None:
+    """The quick check that skips ``break_runs_html``'s token-by-token pass never skips HTML
+    that pass would change (random HTML of text, entities, inline and block tags)."""
+    rng = random.Random(22)
+    pieces = ["<span style=\"color: #aa0000\">", "</span>", "<p>", "</p>", "<b>", "</b>",
+              "<br />", "<pre>", "&amp;", "&#39;", "&lt;", " ", "\n", "<", "&", "-",
+              *("abcdefghij" * 12)]
+    changed = 0
+    for _ in range(2_000):
+        html = "".join(rng.choices(pieces, k=rng.randint(0, 200)))
+        slow = _break_html_runs(html, LONG_RUN, RUN)
+        assert break_runs_html(html) == slow
+        changed += slow != html
+    assert changed > 100  # both kinds were tried
+    prose = "<p>" + "word " * 2_000 + "</p>"
+    assert break_runs_html(prose) is prose  # nothing to break: the same string, not a copy
+
+
+class _Clock:
+    """A clock that moves on by ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_stream_that_costs_more_to_render_is_rendered_less_often(
+    view: TranscriptView,
+) -> None:
+    view.append_delta("reply", "Hello")
+    view.work_clock = _Clock(0.001)  # rendering takes 1 ms: every frame is rendered
+    view.flush()
+    assert view.render_interval_ms == FRAME_MS
+    view.append_delta("reply", " there")
+    view.work_clock = _Clock(0.010)  # 10 ms: the window keeps most of its time
+    view.flush()
+    assert view.render_interval_ms == 10 * STREAM_PACE
+    view.append_delta("reply", " again")
+    view.work_clock = _Clock(0.5)  # however slow, the text still moves on
+    view.flush()
+    assert view.render_interval_ms == MAX_FRAME_MS
+    assert view.message_rows("assistant")[0].body.toPlainText() == "Hello there again"
+
+
+def test_following_a_fast_stream_builds_one_part_per_pass_and_none_above_the_screen(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    view.append_delta("reply", "Start.\n\n")
+    view.flush()
+    built: list[Any] = []
+    original = view.create_row_widget
+    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    # One frame brings several screens of text.
+    view.append_delta("reply", "".join(f"Paragraph {i}: " + "words " * 60 + "\n\n"
+                                       for i in range(60)))
+    view.flush()
+    assert len(row.segments) > 10
+    assert len(built) <= 1  # the frame's own pass: one part at most
+    qtbot.waitUntil(lambda: all(r._widget is not None for r in view._visible_rows(
+        view.verticalScrollBar().value())))
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum()  # still following the end
+    # Only the parts on screen were built: none of those the text pushed above it.
+    on_screen = view._visible_rows(bar.value())
+    assert set(map(id, built)) == set(map(id, on_screen)) - {id(row)}
+    assert all(view._tops[r.index] + r.height > bar.value() for r in built)
+    view.handle_event(p.TurnComplete(turn_id="t", kind="regular", status="completed"))
+    assert row.text.endswith("words \n\n") and not row.streaming
