@@ -7,7 +7,9 @@ probe every 5 ms), and the progress the window showed while the core read the fi
 
 Reference: ``json.loads`` of the file's lines (what reading it costs at least).
 
-Targets: longest block ≤ 50 ms; progress shown when opening takes more than half a second.
+Targets: open ≤ 5× the reference and ≤ 1 s; longest block ≤ 16 ms; progress shown when opening
+takes more than half a second. (The gauge counts the huge message from samples at first, marked
+approximate; its exact count is made in a worker thread once the session is shown.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from ._common import Target, main, result, run_worker, temp_dir, worker_reply
 
 RECORD_MB = 50
-LIMIT_MS = 50.0
+LIMIT_MS = 16.0
 
 
 def write_session(data_dir: Path, chars: int) -> str:
@@ -123,10 +125,10 @@ def _worker(data_dir: Path, session_id: str) -> dict[str, Any]:
         ]
         return {
             "cpu_block_ms": max(cpu_gaps) if cpu_gaps else 0.0,
-            "blocks_over_50ms_where": over,
+            "blocks_over_limit_where": over,
             "paint_s": painted - start,
             "block_ms": max(gaps) if gaps else 0.0,
-            "blocks_over_50ms": sum(1 for gap in gaps if gap > LIMIT_MS),
+            "blocks_over_limit": sum(1 for gap in gaps if gap > LIMIT_MS),
             "huge_chars_shown": max((len(text) for text in rows), default=0),
             "progress_shown": shown,
         }
@@ -157,6 +159,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         measured=data["paint_s"],
         reference_value=reference,
         targets=[
+            Target("open / json.loads", data["paint_s"] / reference, 5.0, "×"),
+            Target("open to first paint", data["paint_s"], 1.0, "s"),
             Target("longest main-thread block", data["block_ms"], LIMIT_MS, "ms"),
             # 1 when opening took over half a second and no progress was shown, else 0.
             Target(
@@ -166,8 +170,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         ],
         extra={
             "block_ms": round(data["block_ms"], 1),
-            "blocks_over_50ms": data["blocks_over_50ms"],
-            "blocks_over_50ms_where": data["blocks_over_50ms_where"],
+            "blocks_over_limit": data["blocks_over_limit"],
+            "blocks_over_limit_where": data["blocks_over_limit_where"],
             "block_cpu_ms": round(data["cpu_block_ms"], 1),
             "progress_shown": data["progress_shown"][:12],
         },

@@ -7,7 +7,8 @@ window exists (``app.ui``), the figure becomes the time from the call to the fir
 window showing that session (a third fresh interpreter, whose peak RSS is then the memory
 figure); the core-only figures stay beside it.
 
-Targets: resume ≤ 3× the reference and ≤ 2 s; peak memory ≤ 400 MB.
+Targets: resume ≤ 2× the reference (the core alone, to its first event, ≤ 1×) and ≤ 2 s; peak
+memory ≤ 400 MB.
 
 The tokenizer is loaded before timing (exact counts: the costlier case, and the usual one when a
 session is opened from the sidebar after start-up).
@@ -163,7 +164,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
     # With the window, peak memory is the window process's (it resumed the same session).
     peak = paint["peak_mb"] if paint else memory["peak_mb"]
     targets = [
-        Target("resume / json.loads", measured / reference_s, 3.0, "×"),
+        Target("resume / json.loads", measured / reference_s, 2.0, "×"),
+        Target("resume, core alone / json.loads", resume_s / reference_s, 1.0, "×"),
         Target("resume time", measured, 2.0, "s"),
         Target(
             "peak memory, window process" if paint else "peak memory, core process", peak, 400.0,

@@ -7,7 +7,7 @@ texts held as Python strings (``sys.getsizeof`` of each, plus the list). A secon
 interpreter resumes the same session with the core alone (``tracemalloc``: what the session
 holds), to show what part is the core's.
 
-Target: ≤ 5× the strings.
+Target: ≤ 3× the strings.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         measured=window_bytes,
         reference_value=float(reference),
         unit="bytes",
-        targets=[Target("window memory / strings", ratio, 5.0, "×")],
+        targets=[Target("window memory / strings", ratio, 3.0, "×")],
         extra={
             "window_growth_mb": round(window_bytes / mb, 1),
             "strings_mb": round(reference / mb, 1),

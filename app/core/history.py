@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from .items import Item, is_message, message_text
+from .items import Item, is_message, item_count_parts, message_text
 from .tokens import TokenCounter
 
 
@@ -148,13 +148,27 @@ class ContextHistory:
         self.version += 1
         return tokens
 
-    def replace(self, items: list[Item], counts: list[int] | None = None) -> None:
+    def replace(
+        self, items: list[Item], counts: list[int] | None = None, *, defer_count: bool = False
+    ) -> None:
         """Replace the whole history (compaction); usage becomes a local estimate.
 
         ``counts``, when the caller already knows them, are the items' token counts (-1 for
         one it does not know). Otherwise user messages the history already holds (those a
         compaction keeps, which a remote compaction sends back as new objects) keep their
-        counts instead of being tokenised again: tens of milliseconds for a long history."""
+        counts instead of being tokenised again: tens of milliseconds for a long history.
+        With ``defer_count`` (replaying a rollout) nothing is counted now: each item is
+        counted when something needs it, as :meth:`append` defers."""
+        if defer_count:
+            self._items = list(items)
+            self._item_tokens = [-1] * len(self._items)
+            self._sum = 0
+            self._pending = len(self._items)
+            self._api_total = None
+            self._mark = len(self._items)
+            self._since_mark = 0
+            self.version += 1
+            return
         if counts is None:
             known: dict[str, int] = {}
             for old, tokens in zip(self._items, self._item_tokens):
@@ -175,6 +189,31 @@ class ContextHistory:
         self._mark = len(self._items)
         self._since_mark = 0
         self.version += 1
+
+    def recount(self, texts: Collection[str]) -> bool:
+        """Count again the items whose readable text is one of ``texts`` (huge texts whose
+        estimate the counter has since replaced by an exact count); True if a count changed.
+        Items not counted yet are left to be counted when needed."""
+        wanted = set(texts)
+        if not wanted:
+            return False
+        shortest = min(len(text) for text in wanted)
+        changed = False
+        for index, item in enumerate(self._items):
+            old = self._item_tokens[index]
+            if old < 0:
+                continue
+            readable = item_count_parts(item)[0]
+            if len(readable) < shortest or readable not in wanted:
+                continue
+            tokens = self._counter.count_item(item)
+            if tokens != old:
+                changed = True
+                self._item_tokens[index] = tokens
+                self._sum += tokens - old
+                if index >= self._mark:
+                    self._since_mark += tokens - old
+        return changed
 
     def record_api_usage(self, total_tokens: int) -> None:
         """A response completed: its total covers everything up to the current end."""

@@ -8,6 +8,7 @@ whether they were undone, and the notes that were recorded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from . import protocol as p
@@ -21,11 +22,15 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
     compaction Undo would undo now."""
     events: list[p.Event] = []
+    # Items saved without an id get one here, all made first: made one by one between the
+    # events (which are freed once drawn) they kept scattered memory in use for as long as
+    # the rows holding them live, megabytes for a long session.
+    fresh = iter([new_id("item") for _ in range(sum(map(_needs_id, entries)))])
     for entry in entries:
         kind = entry.get("kind")
         turn_id = str(entry.get("turn_id") or "")
         if kind == "item":
-            event = _item_event(entry, turn_id)
+            event = _item_event(entry, turn_id, fresh)
             if event is not None:
                 events.append(event)
         elif kind == "compaction":
@@ -48,10 +53,32 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
     return events
 
 
-def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
+def _needs_id(entry: Entry) -> bool:
+    """True for an item entry whose event needs an id the item does not have."""
+    if entry.get("kind") != "item":
+        return False
+    item = entry.get("item") or {}
+    return not item.get("id") and item_type(item) in ("message", "function_call", "reasoning")
+
+
+def _item_event(entry: Entry, turn_id: str, fresh: Iterator[str]) -> p.ItemCompleted | None:
     item = entry.get("item") or {}
     kind = item_type(item)
-    item_id = str(item.get("id") or new_id("item"))
+    if kind == "function_call_output":  # its row is found by its call id: no item id needed
+        call_id = str(item.get("call_id", ""))
+        return p.ItemCompleted(
+            turn_id=turn_id,
+            item=p.TurnItem(
+                id=f"out_{call_id}",
+                kind="function_call_output",
+                data={
+                    "call_id": call_id,
+                    "output": item.get("output", ""),
+                    **({"pinned": entry["pinned"]} if entry.get("pinned") else {}),
+                },
+            ),
+        )
+    item_id = str(item.get("id") or next(fresh, "") or new_id("item"))
     if kind == "message":
         role = item.get("role")
         if is_injected_context(item) or role not in ("user", "assistant"):
@@ -69,20 +96,6 @@ def _item_event(entry: Entry, turn_id: str) -> p.ItemCompleted | None:
         )
     if kind == "function_call":
         return p.ItemCompleted(turn_id=turn_id, item=function_call_display(item_id, item))
-    if kind == "function_call_output":
-        call_id = str(item.get("call_id", ""))
-        return p.ItemCompleted(
-            turn_id=turn_id,
-            item=p.TurnItem(
-                id=f"out_{call_id}",
-                kind="function_call_output",
-                data={
-                    "call_id": call_id,
-                    "output": item.get("output", ""),
-                    **({"pinned": entry["pinned"]} if entry.get("pinned") else {}),
-                },
-            ),
-        )
     if kind == "reasoning":
         summary = reasoning_summary(item)
         if not summary.strip():

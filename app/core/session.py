@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +18,7 @@ from typing import Any, Literal
 from . import protocol as p
 from .calibration import Calibration, calibration_store
 from .capabilities import RemoteCapabilities
+from .collector import collector_paused
 from .compaction import policy
 from .compaction.carryover import is_notes_message
 from .compaction.fit import truncate_text
@@ -26,6 +27,7 @@ from .compaction.rebuild import build_compacted_history, real_user_messages
 from .compaction.runner import NOTHING_NEW, Compactor
 from .config import CoreConfig
 from .config_change import describe_config_change
+from .count_refiner import CountRefiner
 from .event_stream import EventStream
 from .history import ContextHistory
 from .history_repair import pair_tool_calls
@@ -117,6 +119,9 @@ class Session:
             config.model, config.tokenizer_cache_dir, allow_download=config.tokenizer_download
         )
         self._history = ContextHistory(self._counter, config.instructions)
+        self._refiner = CountRefiner(
+            self._counter, self._history, lambda: self._emit(self._token_event())
+        )
         self._transcript = Transcript()
         self._recall = RecallTool(
             rollout_path(config.sessions_dir, session_id), history=self._history.raw_items,
@@ -215,6 +220,9 @@ class Session:
 
     async def events(self) -> AsyncIterator[p.Event]:
         """Every event, in order, until shutdown. Meant for one consumer."""
+        # Huge texts estimated while opening are counted exactly once the front end takes
+        # events (it has drawn the conversation), not while it is still drawing it.
+        self._refiner.schedule()
         while (event := await self._events.get()) is not None:
             yield event
 
@@ -371,6 +379,7 @@ class Session:
         self._closed = True
         self._pending_turns.clear()
         await self._abort_active()
+        await self._refiner.close()
         if self._provider is not None:
             await self._provider.close()
         if self._writer is not None:
@@ -549,7 +558,11 @@ class Session:
 
     def _token_event(self) -> p.TokenCount:
         estimate = self._history.usage_is_estimate
-        approximate = (estimate and not self._counter.exact) or self._usage_estimated_by_provider
+        approximate = (
+            (estimate and not self._counter.exact)
+            or self._usage_estimated_by_provider
+            or self._counter.estimating  # a huge text's estimate: its exact count follows
+        )
         return p.TokenCount(
             total=self._usage(),
             input=self._last_usage.input_tokens,
@@ -611,15 +624,15 @@ class Session:
         history = self._history
         start = history.mark if history.api_total is not None else 0
         await self._counter.precount_items(
-            history.raw_items()[start:], progress_reporter("counting")
+            history.raw_items()[start:], progress_reporter("counting"), estimate_huge=True
         )
 
     def _resume(self) -> None:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
-        resumed = resume_rollout(self._path)
-        records, warnings = resumed.records, list(resumed.warnings)
-        self._replay(records)
+        with collector_paused():  # only live containers are made: collections are waste
+            resumed = resume_rollout(self._path, consume=self._replay)  # replayed as read
+        warnings = list(resumed.warnings)
         self._writer, self._read_only = resumed.writer, resumed.read_only
         self._recall.index.follow(resumed.writer, records=len(records))
         if resumed.read_only:
@@ -640,7 +653,7 @@ class Session:
         for warning in warnings:
             self._emit(p.Warning(message=warning))
 
-    def _replay(self, records: list[Any]) -> None:
+    def _replay(self, records: Iterable[Any]) -> None:
         """Rebuild history and transcript from the rollout, in order (spec section 6).
 
         Items are counted lazily and the usage is restored once, from the last token count
@@ -671,11 +684,11 @@ class Session:
                 snapshot = self._history.snapshot()
                 replacement = payload.get("replacement_history")
                 if isinstance(replacement, list):
-                    self._history.replace(replacement)
+                    self._history.replace(replacement, defer_count=True)
                 else:  # an older record: rebuild from the summary text (spec section 6)
                     summary = str(payload.get("message", ""))
                     rebuilt = build_compacted_history(self._history.raw_items(), summary)
-                    self._history.replace(rebuilt.items)
+                    self._history.replace(rebuilt.items, defer_count=True)
                 compactor = self._compactor
                 compactor.compacted_version = self._history.version
                 tokens_after = payload.get("tokens_after")
@@ -703,7 +716,7 @@ class Session:
                 usage = None
                 replacement = payload.get("replacement_history")
                 if isinstance(replacement, list):
-                    self._history.replace(replacement)
+                    self._history.replace(replacement, defer_count=True)
                 self._transcript.mark_not_sent(str(payload.get("turn_id", "")))
             elif kind == "event":
                 event_kind = payload.get("kind")
@@ -746,6 +759,7 @@ class Session:
         try:
             if not retry:
                 await self._counter.precount([op.text])  # a long message: counted off-thread
+            await self._refiner.settled()  # what the decisions below count must be exact
             if not retry and not self._message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
@@ -1287,6 +1301,7 @@ class Session:
         self._emit(p.TurnStarted(turn_id=turn_id, kind="compact", context_window=self._window()))
         status: Literal["completed", "aborted", "failed"] = "completed"
         try:
+            await self._refiner.settled()  # the compaction's figures count huge texts exactly
             # Nothing to do is information, not a failure: said as a background line.
             unchanged = self._compactor.unchanged_since_compaction
             if len(self._history) == 0 or (unchanged and not focus):
@@ -1315,6 +1330,7 @@ class Session:
         if entry is None:
             return None
         self._history.restore(entry.snapshot)
+        self._refiner.recount_refined()
         for item in entry.appended:
             self._history.append(item, defer_count=True)
         self._transcript.mark_undone(entry.item_id)

@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,10 +170,13 @@ def summarize_rollout(path: Path) -> SessionInfo:
     "New conversation". ``updated_at`` is the last record's time (renames do not count);
     ``tokens`` is the last ``token_count`` event's total.
     """
-    records, _warnings = read_rollout(path)
     summary = _Summary(path.stem)
-    for record in records:
-        summary.add(record)
+
+    def add_all(records: Iterable[RolloutRecord]) -> None:
+        for record in records:
+            summary.add(record)
+
+    read_rollout(path, consume=add_all)  # each record freed once summed up
     return summary.result(path)
 
 

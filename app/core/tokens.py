@@ -52,6 +52,15 @@ BIG_TEXT_CHARS = 20_000
 _BIG_COUNTS_KEPT = 64
 # A text is counted in steps of about this many characters, so progress can be told.
 COUNT_STEP_CHARS = 2_000_000
+# Texts this long (a pasted log, a runaway reply) are not counted exactly where a count is
+# needed at once (opening a session, the gauge): counting 50 MB takes seconds. They get an
+# estimate from a few exactly counted samples, marked approximate, and their exact count is
+# made in a worker thread afterwards (:meth:`TokenCounter.refine`); a decision that needs it
+# (a turn, a compaction) waits for that.
+HUGE_TEXT_CHARS = 1_000_000
+_SAMPLES = 4
+_SAMPLE_CHARS = 16_000
+_HUGE_COUNTS_KEPT = 16
 
 
 def _encoded_length(encoder: tiktoken.Encoding, text: str) -> int:
@@ -104,6 +113,21 @@ def _count_in_steps(
         start = end
         on_step(start)
     return total
+
+
+def sampled_estimate(encoder: tiktoken.Encoding | None, text: str) -> int:
+    """About how many tokens the long ``text`` holds, from :data:`_SAMPLES` pieces of
+    :data:`_SAMPLE_CHARS` characters spread over it, counted exactly (with ``encoder``) or by
+    the byte rule; the cost does not grow with the text."""
+    length = len(text)
+    size = max(1, min(_SAMPLE_CHARS, length // _SAMPLES))
+    starts = sorted({(length - size) * index // (_SAMPLES - 1) for index in range(_SAMPLES)})
+    pieces = [text[start : start + size] for start in starts]
+    if encoder is None:
+        sampled = sum(approx_tokens(piece) for piece in pieces)
+    else:
+        sampled = sum(_encoded_length(encoder, piece) for piece in pieces)
+    return max(1, round(sampled * length / sum(len(piece) for piece in pieces)))
 
 
 def approx_tokens(text: str) -> int:
@@ -391,6 +415,12 @@ class TokenCounter:
         self._encoder: tiktoken.Encoding | None = None
         self._load: _Load | None = None
         self._big_counts: OrderedDict[str, int] = OrderedDict()  # see BIG_TEXT_CHARS
+        # See HUGE_TEXT_CHARS: exact counts made by ``refine``, and estimates awaiting one.
+        self._huge_counts: OrderedDict[str, int] = OrderedDict()
+        self._estimated: dict[str, int] = {}
+        # Called when :meth:`count` gave a huge text an estimate (on the thread that asked:
+        # the event loop's in the core), so the owner schedules :meth:`refine`.
+        self.on_estimate: Callable[[], None] | None = None
         if isinstance(got, _Load):
             self._load = got
         else:
@@ -425,6 +455,8 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Tokens in ``text``: exact if the encoder is loaded, else :func:`approx_tokens`."""
+        if len(text) >= HUGE_TEXT_CHARS:
+            return self._huge(text)
         encoder = self._current_encoder()
         if encoder is None:
             return approx_tokens(text)
@@ -439,6 +471,58 @@ class TokenCounter:
         # encode_ordinary == encode(disallowed_special=()): special-token text counts as text.
         return len(encoder.encode_ordinary(text))
 
+    def _huge(self, text: str) -> int:
+        """A huge text's exact count when ``refine`` has made it, else its estimate (made
+        once, then kept until ``refine`` replaces it)."""
+        known = self._huge_counts.get(text)
+        if known is not None:
+            return known
+        estimate = self._estimated.get(text)
+        if estimate is None:
+            encoder = self._current_encoder()
+            if encoder is None and self.state == "unavailable":
+                return approx_tokens(text)  # estimates are all there will ever be
+            estimate = self._estimated[text] = sampled_estimate(encoder, text)
+            if self.on_estimate is not None:
+                self.on_estimate()
+        return estimate
+
+    def refined_texts(self) -> list[str]:
+        """The huge texts :meth:`refine` has counted exactly (and whose counts are kept)."""
+        return list(self._huge_counts)
+
+    @property
+    def estimating(self) -> bool:
+        """True while some count given out was an estimate of a huge text that
+        :meth:`refine` has not counted exactly yet."""
+        return bool(self._estimated)
+
+    async def refine(self) -> list[str]:
+        """Count exactly, in a worker thread, every huge text that was given an estimate;
+        the texts now counted (a caller holding their estimates counts them again). Waits
+        for the tokenizer when it is still loading."""
+        texts = list(self._estimated)
+        if not texts:
+            return []
+        if self._load is not None and self._encoder is None:
+            await asyncio.to_thread(self._load.done.wait)
+        encoder = self._current_encoder()
+        for text in texts:
+            if encoder is None:
+                tokens = approx_tokens(text)  # no tokenizer: the byte rule is the count
+            else:
+                tokens = await asyncio.to_thread(_count_in_steps, encoder, text, None)
+            self._remember_huge(text, tokens)
+        return texts
+
+    def _remember_huge(self, text: str, tokens: int) -> None:
+        """``text``'s exact count, kept (and its estimate, if it had one, dropped)."""
+        self._huge_counts[text] = tokens
+        self._huge_counts.move_to_end(text)
+        while len(self._huge_counts) > _HUGE_COUNTS_KEPT:
+            self._huge_counts.popitem(last=False)
+        self._estimated.pop(text, None)
+
     def _remember(self, text: str, tokens: int) -> None:
         self._big_counts[text] = tokens
         self._big_counts.move_to_end(text)
@@ -449,15 +533,34 @@ class TokenCounter:
         self,
         texts: Iterable[str],
         on_progress: Callable[[int, int], None] | None = None,
+        *,
+        estimate_huge: bool = False,
     ) -> None:
         """Count the long ones among ``texts`` in a worker thread, so the :meth:`count` that
         follows (on the event loop, which is the window's thread) finds the result at once
         instead of blocking for it. Short texts and estimates need nothing. ``on_progress``
-        hears ``(characters counted, characters to count)`` as it goes (from the thread)."""
+        hears ``(characters counted, characters to count)`` as it goes (from the thread).
+        With ``estimate_huge``, huge texts (:data:`HUGE_TEXT_CHARS`) only get their estimate
+        (exact counts follow from :meth:`refine`); otherwise they are counted exactly too."""
+        texts = list(texts)
+        huge = [t for t in texts if len(t) >= HUGE_TEXT_CHARS and t not in self._huge_counts]
+        if estimate_huge:
+            for text in huge:
+                encoder = self._current_encoder()
+                if text in self._estimated or (encoder is None and self.state == "unavailable"):
+                    continue
+                self._estimated[text] = await asyncio.to_thread(sampled_estimate, encoder, text)
         encoder = self._current_encoder()
         if encoder is None:
             return
-        todo = [t for t in texts if len(t) >= BIG_TEXT_CHARS and t not in self._big_counts]
+        if not estimate_huge:
+            for text in huge:
+                tokens = await asyncio.to_thread(_count_in_steps, encoder, text, None)
+                self._remember_huge(text, tokens)
+        todo = [
+            t for t in texts
+            if BIG_TEXT_CHARS <= len(t) < HUGE_TEXT_CHARS and t not in self._big_counts
+        ]
         whole = sum(len(text) for text in todo)
         done = 0
         for text in todo:
@@ -471,11 +574,18 @@ class TokenCounter:
                 on_progress(done, whole)
 
     async def precount_items(
-        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
+        self,
+        items: Iterable[Item],
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        estimate_huge: bool = False,
     ) -> None:
         """:meth:`precount` for the readable text of each item (what :meth:`count_item`
         tokenises)."""
-        await self.precount([item_count_parts(item)[0] for item in items], on_progress)
+        await self.precount(
+            [item_count_parts(item)[0] for item in items], on_progress,
+            estimate_huge=estimate_huge,
+        )
 
     def count_item(self, item: Item) -> int:
         """Tokens an item costs in the context: its readable text counted, its encrypted

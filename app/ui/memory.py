@@ -20,6 +20,14 @@ handed back.
 again, but the C library keeps freed heap memory for reuse rather than returning it, so the
 process stayed some 60 MB larger than the session it shows. After a session is shown the heap
 is trimmed (``malloc_trim``, glibc only; elsewhere nothing happens).
+
+**Large blocks.** glibc gives a block of a megabyte or more its own mapping, returned to the
+system when freed, but each time such a block is freed it raises that size limit to the block's
+size (up to 32 MB). Once a session's file had been read, the buffers of the next read (several
+megabytes each) came from the heap instead, and the heap could not shrink past what was
+allocated after them: some 20 MB stayed in the process after opening a long session, which no
+trimming returned. Before a session is opened the limit is fixed at one megabyte
+(:func:`fix_mmap_threshold`, glibc only).
 """
 
 from __future__ import annotations
@@ -39,6 +47,9 @@ _collect_pending = False  # a session was replaced; its leftovers are not collec
 _switches = 0  # session switches since the last full collection
 _trim: Callable[[int], int] | None = None
 _trim_looked_up = False
+MMAP_THRESHOLD = 1024 * 1024  # blocks at least this large get a mapping of their own
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+_threshold_fixed = False
 
 
 def _freeze() -> None:
@@ -83,6 +94,20 @@ def window_closed() -> None:
     global _collect_pending
     _collect_pending = False
     gc.unfreeze()
+
+
+def fix_mmap_threshold() -> bool:
+    """Keep glibc from raising its mmap threshold (see the module docstring); True once it is
+    fixed (on other C libraries nothing happens)."""
+    global _threshold_fixed
+    if not _threshold_fixed and sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            _threshold_fixed = bool(ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        except (OSError, AttributeError):  # not glibc
+            log.debug("mallopt is not available", exc_info=True)
+    return _threshold_fixed
 
 
 def trim_heap() -> bool:

@@ -81,6 +81,9 @@ def text_lines(text: str, width: int, metrics: TextMetrics) -> int:
 
 # ---------------------------------------------------------------------------------- rows
 
+_NO_CUTS: list[Cut] = []  # shared by every message row without parts (never changed)
+_NO_SEGMENTS: list[MessageSegmentRow] = []
+
 
 class TranscriptRow:
     """Base of every row: whether it is still in the model's context (dimmed if not)."""
@@ -172,7 +175,7 @@ class MessageRow(TranscriptRow):
 
     __slots__ = (
         "_pending", "_rendered", "_shown", "_text", "_version", "cuts", "interrupted", "item_id",
-        "role", "segments", "streaming",
+        "part_lines", "role", "segments", "streaming",
     )
     pinnable = True
 
@@ -182,27 +185,33 @@ class MessageRow(TranscriptRow):
         self.item_id = item_id
         self._text = text
         self._shown = len(text)  # the text's length at the last render: what widgets show
-        self._pending: list[str] = []  # deltas not yet joined into _text
+        self._pending: list[str] | None = None  # deltas not yet joined into _text
         self._version = 0
         self._rendered = 0
         self.streaming = False
         self.interrupted = False
-        self.cuts: list[Cut] = []  # where the parts after the first start
-        self.segments: list[MessageSegmentRow] = []  # the rows showing them, in order
+        # Where the parts after the first start, and the rows showing them, in order. Both
+        # are replaced, never changed in place, so every row starts with the same empty
+        # lists (three lists a row were a tenth of a long session's rows).
+        self.cuts: list[Cut] = _NO_CUTS
+        self.segments: list[MessageSegmentRow] = _NO_SEGMENTS
+        # The line breaks in each part, when the replay counted them beforehand (else None).
+        self.part_lines: list[int] | None = None
 
     @property
     def text(self) -> str:
         """The whole message as received so far (Markdown source)."""
         if self._pending:
             self._text += "".join(self._pending)
-            self._pending.clear()
+            self._pending = None
         return self._text
 
     def set_text(self, text: str) -> None:
-        self._pending.clear()
+        self._pending = None
         if text != self._text:
             if self.cuts and not text.startswith(self._text[: self.cuts[-1].offset]):
                 self.cuts = []  # another text: its parts are cut anew
+            self.part_lines = None
             self._text = text
             self._version += 1
         self._shown = len(text)
@@ -232,13 +241,16 @@ class MessageRow(TranscriptRow):
         if len(text) - (self.cuts[-1].offset if self.cuts else 0) <= SEGMENT_CHARS:
             changed_from = len(self.segments)
         else:
-            self.cuts = display_cuts(text, known=self.cuts)
+            cuts = display_cuts(text, known=self.cuts)
+            if len(cuts) != len(self.cuts):  # new parts: the counted line breaks are stale
+                self.part_lines = None
+            self.cuts = cuts
             changed_from = min(known, len(self.segments))
         if len(self.cuts) > len(self.segments):
             new = [MessageSegmentRow(self._host, self, number)
                    for number in range(len(self.segments) + 1, len(self.cuts) + 1)]
             self._host.insert_rows_after(self.segments[-1] if self.segments else self, new)
-            self.segments.extend(new)
+            self.segments = [*self.segments, *new]
         pieces: list[TranscriptRow] = [self, *self.segments]
         return pieces[changed_from:]
 
@@ -249,7 +261,10 @@ class MessageRow(TranscriptRow):
 
     def append(self, delta: str) -> None:
         # Joined on the next read: appending to a long string per delta would copy it each time.
-        self._pending.append(delta)
+        if self._pending is None:
+            self._pending = [delta]
+        else:
+            self._pending.append(delta)
         self._version += 1
 
     @property
@@ -338,11 +353,14 @@ class MessageSegmentRow(TranscriptRow):
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         # From the message's text in place: building each part's source to estimate it
         # copied all of a 50 MB message on the window's thread when it was reopened.
-        text, cuts, number = self.message.text, self.message.cuts, self.number
+        message = self.message
+        text, cuts, number = message.text, message.cuts, self.number
         begin = cuts[number - 1].offset if number > 0 else 0
         end = cuts[number].offset if number < len(cuts) else self.message.shown_end
         per_line = max(20, (width - 24) // metrics.char_width)
-        lines = text.count("\n", begin, end) + (end - begin) // per_line + 1
+        known = message.part_lines
+        breaks = known[number] if known is not None else text.count("\n", begin, end)
+        lines = breaks + (end - begin) // per_line + 1
         return 12 + lines * metrics.line_height
 
     @property

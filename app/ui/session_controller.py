@@ -80,6 +80,7 @@ class SessionController(QObject):
         """Open ``session_id`` (resumed from disk) or a new session; False when it could not
         be opened (the reason is a notice and a new session takes its place)."""
         had_session = self.bridge is not None
+        memory.fix_mmap_threshold()  # before any session's file is read
         await self.close()
         from app.core import OpenProgress
 

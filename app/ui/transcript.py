@@ -278,7 +278,7 @@ class TranscriptView(VirtualRowArea):
             self._add(row)
             return row
         # A long message is shown in parts, each laid out only when on screen.
-        row.cuts = prepared_cuts(text)
+        row.cuts, row.part_lines = prepared_cuts(text)
         with self.hold():
             self._add(row)
             row.sync_segments()
@@ -428,7 +428,8 @@ class TranscriptView(VirtualRowArea):
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None
-        row.render_markdown()
+        if row.dirty or row._widget is not None:  # (a row just made, off screen, is up to date)
+            row.render_markdown()
         if row.streaming:
             row.set_streaming(False)
 

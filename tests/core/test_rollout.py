@@ -478,3 +478,30 @@ def test_a_failed_sync_is_a_write_error(tmp_path: Path, monkeypatch: pytest.Monk
         monkeypatch.setattr(os, "fsync", full)
         with pytest.raises(RolloutWriteError, match="the disk is full"):
             writer.sync()
+
+
+def test_records_handed_to_a_consumer_as_read_are_those_a_read_returns(tmp_path: Path) -> None:
+    """Resume replays the records as they are read (each line freed before the next is
+    parsed): the consumer sees every record in order, and the warnings are the same."""
+    path = tmp_path / "s.jsonl"
+    with RolloutWriter(path) as writer:
+        for n in range(5):
+            writer.append("event", {"n": n})
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    path.write_text("\n".join([lines[0], "{not json", *lines[1:], lines[2]]) + "\n")
+    records, warnings = read_rollout(path)
+
+    seen: list[Any] = []
+
+    def consume(stream: Any) -> None:
+        seen.extend(stream)
+
+    kept, streamed_warnings = read_rollout(path, consume)
+    assert kept == []
+    assert seen == records and [r.payload["n"] for r in seen] == [0, 1, 2, 3, 4]
+    assert streamed_warnings == warnings and len(warnings) == 2  # the bad line, the repeat
+
+    # A consumer that stops early still gets the warnings of the whole file.
+    _kept, early = read_rollout(path, lambda stream: next(iter(stream)) and None)
+    assert early == warnings

@@ -477,3 +477,41 @@ def test_failed_load_can_be_retried_by_a_later_counter(
     second = TokenCounter("gpt-4o", cache_dir=tmp_path, allow_download=False)
     assert second.wait_ready(30)
     assert first.exact and first.state == "ready"  # the earlier counter upgrades too
+
+
+# --- huge texts: an estimate at once, the exact count after -------------------------------------
+
+
+@needs_cache
+async def test_a_huge_text_is_estimated_then_refined_to_the_exact_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.core.history import ContextHistory
+
+    monkeypatch.setattr(tokens, "HUGE_TEXT_CHARS", 50_000)
+    counter = TokenCounter("gpt-4.1", SHARED_CACHE, allow_download=False)
+    assert counter.wait_ready(60)
+    text = "request 42 served in 12 ms, cache hit, status 200 OK\n" * 3000
+    encoder = counter._current_encoder()
+    assert encoder is not None
+    exact = len(encoder.encode_ordinary(text))
+    scheduled: list[int] = []
+    counter.on_estimate = lambda: scheduled.append(1)
+    history = ContextHistory(counter)
+    history.append(user_message("paste"))
+    history.append(assistant_message(text))
+    estimate = counter.count(text)
+    # An estimate from samples, made once and kept; the owner is asked to refine it.
+    assert counter.estimating and scheduled == [1]
+    assert estimate != exact and abs(estimate - exact) <= exact // 10
+    before = history.estimate()
+
+    assert await counter.refine() == [text]
+    assert not counter.estimating and counter.count(text) == exact
+    assert history.recount([text])
+    # The totals are those of a history counted exactly from the start.
+    exact_history = ContextHistory(counter)
+    exact_history.append(user_message("paste"))
+    exact_history.append(assistant_message(text))
+    assert history.estimate() == exact_history.estimate() == before - estimate + exact
+    assert not history.recount([text])  # nothing left to correct

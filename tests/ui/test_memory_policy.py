@@ -8,6 +8,8 @@ import gc
 import sys
 from typing import Any
 
+import pytest
+
 from app.demo import Reply
 from app.ui import memory
 
@@ -99,3 +101,28 @@ def _glibc() -> bool:
     import platform
 
     return platform.libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
+def test_opening_a_session_fixes_the_mmap_threshold_first(
+    make_window: Any, monkeypatch: Any
+) -> None:
+    """glibc raises its mmap threshold whenever a large mapped block is freed, and a second
+    long read then fragments the heap for good; the window fixes it before reading any
+    session (``mallopt`` is asked, with the threshold)."""
+    import ctypes
+
+    calls: list[tuple[int, int]] = []
+
+    class _Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(memory, "_threshold_fixed", False)
+    monkeypatch.setattr(memory, "_trim_looked_up", True)  # (the fake has no malloc_trim)
+    monkeypatch.setattr(ctypes, "CDLL", lambda _name: _Libc())
+    make_window()
+    assert calls[:1] == [(-3, memory.MMAP_THRESHOLD)]
+    assert memory.fix_mmap_threshold()
+    assert len(calls) == 1  # once per process
