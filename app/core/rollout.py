@@ -626,6 +626,19 @@ class ResumedRollout:
     read_only: str | None = None
 
 
+class RecordTally:
+    """Counts the records a ``consume`` callback goes through (the list it replaces would have
+    said how many there were)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def each(self, records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
+        for record in records:
+            self.count += 1
+            yield record
+
+
 def resume_rollout(
     path: Path, consume: Callable[[Iterable[RolloutRecord]], None] | None = None
 ) -> ResumedRollout:

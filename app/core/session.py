@@ -60,6 +60,7 @@ from .replay import (
 from .rollout import (
     OPEN_PROGRESS,
     OpenProgress,
+    RecordTally,
     RolloutWriteError,
     RolloutWriter,
     progress_reporter,
@@ -630,11 +631,12 @@ class Session:
     def _resume(self) -> None:
         if not self._path.exists():
             raise FileNotFoundError(f"No saved conversation with id {self.id}")
+        read = RecordTally()
         with collector_paused():  # only live containers are made: collections are waste
-            resumed = resume_rollout(self._path, consume=self._replay)  # replayed as read
+            resumed = resume_rollout(self._path, consume=lambda r: self._replay(read.each(r)))
         warnings = list(resumed.warnings)
         self._writer, self._read_only = resumed.writer, resumed.read_only
-        self._recall.index.follow(resumed.writer, records=len(records))
+        self._recall.index.follow(resumed.writer, records=read.count)
         if resumed.read_only:
             warnings.append(resumed.read_only)
         # A crash between a tool call and its output would make every later request fail.
