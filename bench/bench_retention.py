@@ -20,8 +20,10 @@ failed turns. Targets: blank summarizer ≥ 90 % of the user's facts on 16k-128k
 4k-8k; faithful 100 % of every kind on 8k-128k (on 4k its ~300-token output cannot hold them
 all: reported); no failed turn; every compaction at most half the limit.
 Assistant decisions and tool values are carried only by the summary (the carried notes hold
-the user's words, files and commands); they are reported, not targeted, except with the
-faithful summarizer.
+the user's words, files and commands); in view they are reported, not targeted, except with
+the faithful summarizer. **Recovered** (issue 24): a fact in view, or one the recall search
+finds when asked in plain words ("cache decision", "http timeout"); target: every fact of
+every kind recovered in every case, whatever the summarizer.
 """
 
 from __future__ import annotations
@@ -65,6 +67,24 @@ TOOL_FACTS: tuple[tuple[str, str, str], ...] = (
     ("max_workers = 37", "settings.ini", "[pool]\nmax_workers = 37\nqueue = billing\n"),
     ("timeout_ms = 4250", "limits.ini", "[http]\ntimeout_ms = 4250\nretries = 3\n"),
 )
+# What a model asks the recall tool for each fact, in plain words (issue 24): a fact no longer in
+# view is "recovered" when the search brings it back.
+RECALL_QUERIES: dict[str, str] = {
+    "Ada Lovelace": "my name",
+    "8443": "staging gateway port",
+    "/srv/billing/config/app.yaml": "main config file",
+    "$12,500": "migration budget",
+    "March 14, 2027": "cut-over date",
+    "MongoDB": "never propose",
+    "svc-billing-42": "service account",
+    "ops@acme.example": "alert address",
+    "https://grafana.acme.example/d/billing": "dashboards",
+    "make deploy-staging": "deploy command",
+    "Redis 7.2": "cache decision",
+    "blue-green": "releases decision",
+    "max_workers = 37": "max_workers pool",
+    "timeout_ms = 4250": "http timeout",
+}
 BLANK_SUMMARY = (
     "The user and the assistant talked about the project and several related topics. "
     "Work is ongoing; continue helping the user with what they ask next."
@@ -168,6 +188,7 @@ async def _case(window: int, mode: str, required: int, data_dir: Path) -> dict[s
                     break
             turns += 1
         view = "\n".join(entry.text for entry in session.context_view())
+        recovered = await _recovered(session, view)
         await session.close()
     finally:
         server.stop()
@@ -185,6 +206,7 @@ async def _case(window: int, mode: str, required: int, data_dir: Path) -> dict[s
         "user": user,
         "assistant": assistant,
         "tool": tool,
+        "recovered": recovered,
         "max_post_share": max(shares) if shares else 0.0,
         "notes": len(compactions[-1].carried_notes) if compactions else 0,
         "missing": [
@@ -195,6 +217,24 @@ async def _case(window: int, mode: str, required: int, data_dir: Path) -> dict[s
             if key not in view
         ],
     }
+
+
+async def _recovered(session: Any, view: str) -> int:
+    """How many facts are in ``view`` or found by the recall search (the index the recall tool
+    answers from, asked through the same op as the window's find box) with plain words."""
+    from app.core import ops
+
+    found = 0
+    for key, query in RECALL_QUERIES.items():
+        if key in view:
+            found += 1
+            continue
+        await session.submit(ops.FindInConversation(query=query, limit=5))
+        async for event in session.events():
+            if event.type == "conversation_matches":
+                found += any(key in match.excerpt for match in event.matches)
+                break
+    return found
 
 
 def run(scale: float = 1.0) -> dict[str, Any]:
@@ -230,7 +270,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             f"tool {c['tool']}/{n_tool}; compactions {c['compactions']} "
             f"({c['compactions_after_facts']} after the facts), turns {c['turns']}, "
             f"failed {c['failed_turns']}, max post/limit {c['max_post_share']:.3f}, "
-            f"notes carried {c['notes']}"
+            f"notes carried {c['notes']}, recovered (in view or by recall) "
+            f"{c['recovered']}/{len(RECALL_QUERIES)}"
             + (f", missing: {', '.join(c['missing'])}" if c["missing"] else "")
         )
         for c in cases
@@ -254,6 +295,10 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                 "blank", small=True), 0.25, ""),
             Target(
                 "faithful summarizer: facts lost (every kind), 8k-128k", faithful_missing, 0.5, ""
+            ),
+            Target(
+                "facts not recovered (in view, or by recall in plain words), any summarizer",
+                sum(len(RECALL_QUERIES) - c["recovered"] for c in cases), 0.5, "",
             ),
             Target("turns ended in an error", sum(c["failed_turns"] for c in cases), 0.5, ""),
             Target(

@@ -206,7 +206,8 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         figure="Coco launch / bare window",
         measured=coco_s,
         reference_value=bare_s,
-        targets=[Target("Coco launch / bare window", coco_s / bare_s, 2.0, "×")],
+        # Guarded at 2 until the goal (1.5) is met; measured 1.9 on an idle machine.
+        targets=[Target("Coco launch / bare window (goal 1.5)", coco_s / bare_s, 2.0, "×")],
         extra={
             "coco_runs_s": [round(x, 3) for x in shown],
             "bare_runs_s": [round(x, 3) for x in bare],
