@@ -60,6 +60,10 @@ async def _measure(
     from app.demo import Reply
     from app.demo.conversation import encode_compaction
 
+    # The window's collector policy: what exists is frozen before a turn, so a full collection
+    # never walks a long history in the middle of one (app/ui/memory.py; no Qt in it).
+    from app.ui.memory import turn_starting
+
     # Remote compaction is measured in the form Coco tries first (and Codex sends today): the
     # ``compaction_trigger`` item on /responses, answered with one ``compaction`` item.
     endpoint = "responses"
@@ -94,6 +98,7 @@ async def _measure(
 
     async def coco_once() -> tuple[float, Any]:
         enqueue()
+        turn_starting()  # what the window does before every turn (and the bare run below)
         spans.reset()
         start = time.perf_counter()
         await session.submit(ops.Compact())
@@ -115,6 +120,7 @@ async def _measure(
 
         enqueue()
         path = "/responses"
+        turn_starting()
         start = time.perf_counter()
         if typed:
             stream = await client.responses.create(**body, extra_headers=headers)
