@@ -85,26 +85,28 @@ class WindowState:
 
     def save_theme(self, theme: str) -> None:
         """Remember ``theme`` for the next start; a failure is logged, never raised."""
+        settings = self._writable("the theme for the next start")
+        if settings is not None:
+            settings.setValue("window/theme", theme)
+            settings.sync()
+
+    def _writable(self, what: str) -> QSettings | None:
+        """The settings file, its folder made; None (logged, naming ``what``) if it cannot be."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            log.warning("Could not save the theme for the next start: %s", exc)
-            return
-        settings = self._settings()
-        settings.setValue("window/theme", theme)
-        settings.sync()
+            log.warning("Could not save %s: %s", what, exc)
+            return None
+        return self._settings()
 
     def save(
         self, window: QWidget, splitter: QSplitter | None = None, draft: str | None = None
     ) -> None:
         """Write the window's geometry (and pane sizes, and the composer's unsent ``draft``);
         a failure is logged, never raised."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            log.warning("Could not save the window position: %s", exc)
+        settings = self._writable("the window position")
+        if settings is None:
             return
-        settings = self._settings()
         settings.setValue("window/geometry", window.saveGeometry())
         if splitter is not None:
             settings.setValue("window/splitter", splitter.saveState())
