@@ -12,8 +12,9 @@ looks for each fact in what the model would see next (every item of the history)
 
 Summarizers: ``blank`` (a summary that says nothing specific, what small local models write),
 ``faithful`` (repeats every statement it sees that holds a value, within its output limit) and
-``demo`` (the demo model's extractive handoff summary). The shared llama-server is not driven
-here: a 270M model on two shared cores takes minutes per compaction.
+``demo`` (the demo model's extractive handoff summary), and with ``COCO_RETENTION_LLAMA=1`` the
+shared llama.cpp server (``llama``: Gemma 3 270M on a 4 096-token window writes the summaries
+and the replies; minutes a run, so not by default; reported beside the cases).
 
 Per case: facts in view by origin, compactions, the largest post-compaction history / limit,
 failed turns. Targets: blank summarizer ≥ 90 % of the user's facts on 16k-128k and ≥ 75 % on
@@ -29,16 +30,26 @@ every kind recovered in every case, whatever the summarizer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import signal
+import socket
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
+from ._common import REPO, Target, TextMaker, core_config, main, result, temp_dir, warm_counter
 
 WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
 SMALL_WINDOWS = (4_096, 16_000)
 MODES = ("blank", "faithful", "demo")
+# The real llama.cpp server writing the summaries (Gemma 3 270M, 4 096-token window): minutes
+# a run on two cores, so only when asked for with this variable set to 1.
+LLAMA_SWITCH = "COCO_RETENTION_LLAMA"
+LLAMA_MODEL = "gemma-3-270m"
 COMPACTIONS = 5
 MAX_TURNS = 120
 
@@ -138,6 +149,44 @@ def _bench_model(mode: str) -> Any:
     return BenchModel()
 
 
+class _LlamaServer:
+    """The shared llama.cpp server (``../shared/tools/llama-server/start.sh``, Gemma 3 270M) on
+    a free loopback port, for the ``llama`` mode: a real small model writing the summaries."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.work = Path(tempfile.gettempdir()) / "coco-llama"
+        self.port = 0
+
+    def start(self) -> str:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        folder = llama_server_dir()
+        if folder is None:
+            raise RuntimeError("no llama.cpp server: ../shared/tools/llama-server is absent")
+        done = subprocess.run(
+            [str(folder / "start.sh"), str(self.port), str(self.window), "lenient"],
+            check=True, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "LLAMA_WORK": str(self.work)},
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((self.work / f"server-{self.port}.pid").read_text())
+            os.kill(pid, signal.SIGTERM)
+
+
+def llama_server_dir() -> Path | None:
+    """Where the shared llama.cpp server's ``start.sh`` is, if anywhere."""
+    for folder in (REPO.parent / "shared" / "tools" / "llama-server",
+                   Path("/work/shared/tools/llama-server")):
+        if (folder / "start.sh").is_file():
+            return folder
+    return None
+
+
 def _planted(maker: TextMaker, sentence: str, size: int) -> str:
     """``sentence`` in the middle of an ordinary long message (sentences end with a full
     stop; facts inside run-on text are the extractor tests' business)."""
@@ -156,13 +205,18 @@ async def _case(window: int, mode: str, required: int, data_dir: Path) -> dict[s
     workspace.mkdir()
     for _, name, content in TOOL_FACTS:
         (workspace / name).write_text(content)
-    server = ModelServer(mode="demo", context_window=window, demo_model=_bench_model(mode))
-    server.start()
+    server: Any = None
+    if mode == "llama":
+        server = _LlamaServer(window)
+        url, overrides = server.start(), {"model": LLAMA_MODEL, "wire_api": "chat", "api_key": ""}
+    else:
+        server = ModelServer(mode="demo", context_window=window, demo_model=_bench_model(mode))
+        server.start()
+        url, overrides = server.url, {"model": "coco-demo"}
     plant_size = min(600, window // 10)
     try:
         config = core_config(
-            server.url, data_dir / "data", model="coco-demo", context_window=window,
-            workspace=workspace,
+            url, data_dir / "data", context_window=window, workspace=workspace, **overrides
         )
         session = await Session.open(config)
         messages: list[str] = [_planted(maker, s, plant_size) for _, s in USER_FACTS[:5]]
@@ -249,6 +303,11 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                 case_dir.mkdir()
                 cases.append(asyncio.run(_case(window, mode, required, case_dir)))
     elapsed = time.perf_counter() - started
+    llama_case: dict[str, Any] | None = None
+    if os.environ.get(LLAMA_SWITCH) == "1" and llama_server_dir() is not None:
+        with temp_dir() as root:
+            (root / "llama").mkdir()
+            llama_case = asyncio.run(_case(4_096, "llama", required, root / "llama"))
     n_user, n_assistant, n_tool = len(USER_FACTS), len(ASSISTANT_FACTS), len(TOOL_FACTS)
 
     def missing_share(mode: str, small: bool) -> float:
@@ -301,6 +360,13 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                 sum(len(RECALL_QUERIES) - c["recovered"] for c in cases), 0.5, "",
             ),
             Target("turns ended in an error", sum(c["failed_turns"] for c in cases), 0.5, ""),
+            *(
+                [Target(
+                    "llama.cpp summarizer (4k): share of user facts lost",
+                    1 - llama_case["user"] / n_user, 0.25, "",
+                )]
+                if llama_case is not None else []
+            ),
             Target(
                 "largest post-compaction history / limit",
                 max(c["max_post_share"] for c in cases), 0.5, "",
@@ -310,7 +376,20 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                 sum(c["compactions_after_facts"] < required for c in cases), 0.5, "",
             ),
         ],
-        extra=table,
+        extra={
+            **table,
+            "4096/llama": (
+                "not run (set COCO_RETENTION_LLAMA=1 with ../shared/tools/llama-server beside "
+                "the repo)" if llama_case is None else
+                f"in view: user {llama_case['user']}/{n_user}, assistant "
+                f"{llama_case['assistant']}/{n_assistant}, tool {llama_case['tool']}/{n_tool}; "
+                f"compactions {llama_case['compactions']} "
+                f"({llama_case['compactions_after_facts']} after the facts), turns "
+                f"{llama_case['turns']}, failed {llama_case['failed_turns']}, recovered "
+                f"{llama_case['recovered']}/{len(RECALL_QUERIES)}, missing: "
+                f"{', '.join(llama_case['missing']) or 'none'}"
+            ),
+        },
         scale=scale,
     )
 
