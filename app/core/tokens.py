@@ -588,7 +588,12 @@ class TokenCounter:
         )
 
     def count_item(self, item: Item) -> int:
-        """Tokens an item costs in the context: its readable text counted, its encrypted
-        content estimated from its length, plus a small per-item overhead."""
-        readable, opaque = item_count_parts(item)
-        return self.count(readable) + approx_tokens(opaque) + ITEM_OVERHEAD_TOKENS
+        """Tokens an item costs in the context (:func:`item_tokens` with this counter)."""
+        return item_tokens(item, self.count)
+
+
+def item_tokens(item: Item, count: Callable[[str], int]) -> int:
+    """Tokens an item costs in the context: its readable text counted by ``count``, its
+    encrypted content estimated from its length, plus a small per-item overhead."""
+    readable, opaque = item_count_parts(item)
+    return count(readable) + approx_tokens(opaque) + ITEM_OVERHEAD_TOKENS

@@ -7,8 +7,8 @@ history that was most of what Coco added to the model's request.
 
 from __future__ import annotations
 
-from ..items import Item, is_message, message_text
-from ..tokens import ITEM_OVERHEAD_TOKENS, TokenCounter
+from ..items import Item
+from ..tokens import TokenCounter, item_tokens
 
 
 class CountMemo:
@@ -26,6 +26,4 @@ class CountMemo:
         return tokens
 
     def count_item(self, item: Item) -> int:
-        if is_message(item):
-            return self.count(message_text(item)) + ITEM_OVERHEAD_TOKENS
-        return self._counter.count_item(item)
+        return item_tokens(item, self.count)
