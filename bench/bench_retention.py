@@ -30,18 +30,15 @@ every kind recovered in every case, whatever the summarizer.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import signal
 import socket
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ._common import REPO, Target, TextMaker, core_config, main, result, temp_dir, warm_counter
+from ._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
+from ._llama import llama_server_dir, start_llama, stop_llama
 
 WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
 SMALL_WINDOWS = (4_096, 16_000)
@@ -150,41 +147,24 @@ def _bench_model(mode: str) -> Any:
 
 
 class _LlamaServer:
-    """The shared llama.cpp server (``../shared/tools/llama-server/start.sh``, Gemma 3 270M) on
-    a free loopback port, for the ``llama`` mode: a real small model writing the summaries."""
+    """The shared llama.cpp server on a free loopback port, for the ``llama`` mode: a real small
+    model writing the summaries."""
 
     def __init__(self, window: int) -> None:
         self.window = window
-        self.work = Path(tempfile.gettempdir()) / "coco-llama"
         self.port = 0
 
     def start(self) -> str:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
         folder = llama_server_dir()
         if folder is None:
             raise RuntimeError("no llama.cpp server: ../shared/tools/llama-server is absent")
-        done = subprocess.run(
-            [str(folder / "start.sh"), str(self.port), str(self.window), "lenient"],
-            check=True, capture_output=True, text=True, timeout=600,
-            env={**os.environ, "LLAMA_WORK": str(self.work)},
-        )
-        return done.stdout.strip().splitlines()[-1]
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        return start_llama(folder, self.port, self.window, "lenient")
 
     def stop(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            pid = int((self.work / f"server-{self.port}.pid").read_text())
-            os.kill(pid, signal.SIGTERM)
-
-
-def llama_server_dir() -> Path | None:
-    """Where the shared llama.cpp server's ``start.sh`` is, if anywhere."""
-    for folder in (REPO.parent / "shared" / "tools" / "llama-server",
-                   Path("/work/shared/tools/llama-server")):
-        if (folder / "start.sh").is_file():
-            return folder
-    return None
+        stop_llama(self.port)
 
 
 def _planted(maker: TextMaker, sentence: str, size: int) -> str:

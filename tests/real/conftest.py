@@ -10,12 +10,8 @@ errors, usage and flows, never the wording of a reply.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import socket
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,22 +20,10 @@ from typing import Any
 import pytest
 
 from app.core import CoreConfig
-from tests.conftest import REPO, TIKTOKEN_CACHE
+from bench._llama import llama_server_dir, start_llama, stop_llama
+from tests.conftest import TIKTOKEN_CACHE
 
 MODEL = "gemma-3-270m"
-FALLBACK_DIR = Path("/work/shared/tools/llama-server")
-
-
-def llama_server_dir() -> Path | None:
-    """The folder holding ``start.sh``, or ``None`` when there is none."""
-    candidates = []
-    if os.environ.get("COCO_LLAMA_SERVER_DIR"):
-        candidates.append(Path(os.environ["COCO_LLAMA_SERVER_DIR"]))
-    candidates += [REPO.parent / "shared" / "tools" / "llama-server", FALLBACK_DIR]
-    for folder in candidates:
-        if (folder / "start.sh").is_file():
-            return folder
-    return None
 
 
 @dataclass
@@ -65,21 +49,16 @@ def llama() -> Iterator[Callable[..., LlamaServer]]:
             "no llama.cpp server: ../shared/tools/llama-server is absent "
             "(set COCO_LLAMA_SERVER_DIR to its folder)"
         )
-    work = Path(os.environ.get("LLAMA_WORK") or Path(tempfile.gettempdir()) / "coco-llama")
-    env = {**os.environ, "LLAMA_WORK": str(work)}
     servers: dict[tuple[int, str], LlamaServer] = {}
 
     def start(context: int = 4096, template: str = "lenient") -> LlamaServer:
         key = (context, template)
         if key not in servers:
             port = _free_port()
-            done = subprocess.run(
-                [str(folder / "start.sh"), str(port), str(context), template],
-                check=False, capture_output=True, text=True, env=env, timeout=600,
-            )
-            if done.returncode != 0:
-                pytest.fail(f"llama-server did not start: {done.stderr.strip()[-500:]}")
-            url = done.stdout.strip().splitlines()[-1]
+            try:
+                url = start_llama(folder, port, context, template)
+            except subprocess.CalledProcessError as exc:
+                pytest.fail(f"llama-server did not start: {exc.stderr.strip()[-500:]}")
             servers[key] = LlamaServer(url, port, context, template)
         return servers[key]
 
@@ -87,9 +66,7 @@ def llama() -> Iterator[Callable[..., LlamaServer]]:
         yield start
     finally:
         for server in servers.values():
-            pid_file = work / f"server-{server.port}.pid"
-            with contextlib.suppress(OSError, ValueError):
-                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            stop_llama(server.port)
 
 
 @pytest.fixture
