@@ -229,8 +229,13 @@ def _main(args: argparse.Namespace) -> int:
     app.setQuitOnLastWindowClosed(False)
 
     instance = SingleInstance(server_name(paths.data_dir))
-    if not instance.claim(focus_message(args.session)):
-        print("Coco is already running with this profile; switched to its window.")
+    # The lock decides; listening for later launches waits until the window has painted.
+    if not instance.claim(focus_message(args.session), listen=False):
+        if instance.handed_over:
+            print("Coco is already running with this profile; switched to its window.")
+        else:
+            print("Coco is already running with this profile but did not answer; "
+                  "close it (or end its process) and start Coco again.")
         return 0
 
     server_box: list[Any] = []
@@ -272,6 +277,7 @@ def _main(args: argparse.Namespace) -> int:
         wake.timeout.connect(lambda: None)
         window.show()
         close_requested = _wait_for_first_paint(window)
+        instance.listen()
         window.composer.focus()
         gc.enable()  # off since main() began: see there
 

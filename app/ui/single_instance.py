@@ -1,10 +1,15 @@
 """One Coco per profile: a second launch hands over to the running one and exits.
 
-The first instance listens on a local socket (a Unix socket file, or a named pipe on
-Windows) named after the user and the profile's data folder, so ``--data-dir`` profiles and
-tests never collide. A second launch connects, sends ``focus`` (or ``focus <session-id>``)
-and exits 0; the first raises its window. A socket left behind by a crashed instance is
-removed with ``QLocalServer.removeServer`` before listening.
+The first instance holds an OS file lock and listens on a local socket (a Unix socket file, or
+a named pipe on Windows), both named after the user and the profile's data folder, so
+``--data-dir`` profiles and tests never collide. A second launch finds the lock taken,
+connects, sends ``focus`` (or ``focus <session-id>``) and exits 0; the first raises its window.
+
+The lock decides who is first, so the first instance can start listening after its window has
+painted: Qt's network module is not loaded before the first paint. A second launch that comes
+in between waits for the socket (``HANDOVER_SECONDS`` at most). The lock dies with its process,
+so a socket left behind by a crashed instance is removed with ``QLocalServer.removeServer``
+before listening.
 """
 
 from __future__ import annotations
@@ -12,17 +17,26 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QDir, QObject, Signal
+
+from app.core.file_lock import FileLock
+
+if TYPE_CHECKING:  # loaded when first used: not before the first paint
+    from PySide6.QtNetwork import QLocalServer, QLocalSocket
+    from PySide6.QtWidgets import QWidget
 
 log = logging.getLogger(__name__)
 
 FOCUS = "focus"
 CONNECT_TIMEOUT_MS = 500
 WRITE_TIMEOUT_MS = 1000
+# How long a second launch waits for the first to listen (it listens once its window is shown).
+HANDOVER_SECONDS = 10.0
+_RETRY_SECONDS = 0.05
 _MAX_MESSAGE = 1024
 
 
@@ -68,8 +82,9 @@ class SingleInstance(QObject):
     """The per-profile instance lock. ``claim()`` once at start-up:
 
     - True: this is the first instance; ``message_received`` fires when a later launch asks
-      to be focused.
-    - False: another instance is running and has been sent ``message``; exit.
+      to be focused (once it listens: at once, or at :meth:`listen` after ``listen=False``).
+    - False: another instance is running and has been sent ``message`` (``handed_over``
+      says whether it took it); exit.
     """
 
     message_received = Signal(str)
@@ -77,23 +92,63 @@ class SingleInstance(QObject):
     def __init__(self, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.name = name
+        self.handed_over = False
+        self._lock: FileLock | None = None
         self._server: QLocalServer | None = None
         self._buffers: dict[QLocalSocket, bytes] = {}
 
     @property
+    def lock_path(self) -> Path:
+        """The profile's lock file, beside the socket in the user's temporary folder."""
+        return Path(QDir.tempPath()) / f"{self.name}.lock"
+
+    @property
     def is_primary(self) -> bool:
+        return self._lock is not None and self._lock.held
+
+    @property
+    def is_listening(self) -> bool:
         return self._server is not None and self._server.isListening()
 
-    def claim(self, message: str = FOCUS) -> bool:
-        """Become the running instance, or hand ``message`` to the one already running."""
+    def claim(self, message: str = FOCUS, *, listen: bool = True) -> bool:
+        """Become the running instance, or hand ``message`` to the one already running.
+
+        With ``listen=False`` the first instance holds the profile but does not listen until
+        :meth:`listen`, so the caller can show its window first."""
+        deadline = time.monotonic() + HANDOVER_SECONDS
+        while True:
+            try:
+                self._lock = FileLock.try_acquire(self.lock_path)
+            except OSError as exc:  # no temporary folder to lock in: the socket alone decides
+                log.warning("Cannot lock %s (%s); relying on the socket", self.lock_path, exc)
+                return self._claim_by_socket(message)
+            if self._lock is not None:
+                if listen:
+                    self.listen()
+                return True
+            # Another instance holds the profile: it is alive (the lock dies with it), and
+            # listens once its window is shown.
+            if self._send(message):
+                self.handed_over = True
+                return False
+            if time.monotonic() >= deadline:
+                log.warning("A running Coco holds this profile but did not answer")
+                return False
+            time.sleep(_RETRY_SECONDS)
+
+    def _claim_by_socket(self, message: str) -> bool:
         if self._send(message):
+            self.handed_over = True
             return False
-        if self._listen():
+        if self.listen():
             return True
         # Lost a race with another launch that started listening in between: hand over to it.
-        return not self._send(message)
+        self.handed_over = self._send(message)
+        return not self.handed_over
 
     def _send(self, message: str) -> bool:
+        from PySide6.QtNetwork import QLocalSocket
+
         socket = QLocalSocket()
         socket.connectToServer(self.name)
         if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
@@ -107,7 +162,13 @@ class SingleInstance(QObject):
             log.warning("A running Coco accepted the connection but not the message")
         return True
 
-    def _listen(self) -> bool:
+    def listen(self) -> bool:
+        """Start taking later launches' messages (idempotent); False if the socket cannot be
+        made, which only costs the hand-over (the lock still keeps one instance)."""
+        if self._server is not None:
+            return True
+        from PySide6.QtNetwork import QLocalServer
+
         server = QLocalServer(self)
         # Only this user may connect (the socket file's mode on Unix, the pipe's ACL on Windows).
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
@@ -137,12 +198,12 @@ class SingleInstance(QObject):
 
     def _on_ready_read(self) -> None:
         socket = self.sender()
-        if isinstance(socket, QLocalSocket) and socket in self._buffers:
+        if socket in self._buffers:
             self._read(socket)
 
     def _on_disconnected(self) -> None:
         socket = self.sender()
-        if isinstance(socket, QLocalSocket) and socket in self._buffers:
+        if socket in self._buffers:
             self._finish(socket)
 
     def _read(self, socket: QLocalSocket) -> None:
@@ -178,3 +239,6 @@ class SingleInstance(QObject):
             self._server.close()
             self._server.deleteLater()
             self._server = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,67 @@ def test_second_launch_can_ask_for_a_session(qtbot: Any, name: str) -> None:
         assert parse_message(received.args[0]) == ("focus", "2026-01-01-abc")
     finally:
         first.release()
+
+
+def test_a_first_instance_that_listens_late_still_gets_the_second_launchs_message(
+    qtbot: Any, name: str
+) -> None:
+    # Coco holds the profile from the start but listens only once its window has painted; a
+    # launch in between must wait for it rather than start a second Coco.
+    first = SingleInstance(name)
+    assert first.claim(listen=False) is True
+    assert first.is_primary and not first.is_listening
+    second = SingleInstance(name)
+    outcome: list[bool] = []
+    launch = threading.Thread(target=lambda: outcome.append(second.claim("focus abc")))
+    try:
+        with qtbot.waitSignal(first.message_received, timeout=10_000) as received:
+            launch.start()
+            assert first.listen()
+        launch.join()
+        assert outcome == [False]
+        assert second.handed_over and not second.is_primary
+        assert received.args == ["focus abc"]
+    finally:
+        first.release()
+
+
+def test_the_lock_alone_keeps_a_second_instance_out(name: str) -> None:
+    first = SingleInstance(name)
+    assert first.claim(listen=False)
+    try:
+        assert first.lock_path.exists()
+        assert not SingleInstance(name).is_primary
+        # While the first holds the profile nobody else can take it, listening or not.
+        from app.core.file_lock import FileLock
+
+        assert FileLock.try_acquire(first.lock_path) is None
+    finally:
+        first.release()
+    assert not first.lock_path.exists()
+
+
+_FIRST_PAINT_IMPORTS = """
+import sys
+from PySide6.QtCore import QCoreApplication
+app = QCoreApplication([])
+from app.ui.single_instance import SingleInstance
+instance = SingleInstance(sys.argv[1])
+assert instance.claim(listen=False)
+print("PySide6.QtNetwork" in sys.modules)
+instance.listen()
+print("PySide6.QtNetwork" in sys.modules, instance.is_listening)
+instance.release()
+"""
+
+
+def test_the_first_instance_loads_no_network_module_until_it_listens(name: str) -> None:
+    # Qt's network module costs start-up time; the window paints before it is needed.
+    result = subprocess.run(
+        [sys.executable, "-c", _FIRST_PAINT_IMPORTS, name], capture_output=True, text=True,
+        check=True, cwd=Path(__file__).resolve().parents[2], timeout=120,
+    )
+    assert result.stdout.split() == ["False", "True", "True"], result.stderr
 
 
 def test_after_release_the_next_launch_is_first_again(name: str) -> None:
