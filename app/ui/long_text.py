@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .markdown_blocks import FENCE_OPEN, closed_end
+
 ZWSP = "\u200b"
 LONG_RUN = 48  # runs without whitespace up to this long are left alone
 RUN = 12  # in longer runs, characters between two inserted break opportunities
@@ -35,7 +37,6 @@ _TAG_NAME = re.compile(r"</?\s*([a-zA-Z0-9]+)")
 _INLINE = frozenset(
     {"a", "b", "code", "del", "em", "font", "i", "s", "span", "strong", "sub", "sup", "u"}
 )
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def break_runs(text: str, start: int = LONG_RUN, every: int = RUN) -> str:
@@ -142,7 +143,7 @@ def _fence_state(text: str, start: int, end: int, fence: str) -> str:
             if stop >= 0 and _closes(line, marker):
                 fence, marker = "", ""
         else:
-            opened = _FENCE_OPEN.match(line)
+            opened = FENCE_OPEN.match(line)
             if opened is not None:
                 fence, marker = line.strip(), opened.group(1)
         if stop < 0:
@@ -162,7 +163,7 @@ def _closes(line: str, marker: str) -> bool:
 
 
 def _marker(fence: str) -> str:
-    opened = _FENCE_OPEN.match(fence)
+    opened = FENCE_OPEN.match(fence)
     return opened.group(1) if opened is not None else ""
 
 
@@ -181,8 +182,6 @@ def display_cuts(
     only on the text before it plus ``limit`` (or ``most``) characters, so a streaming text's
     cuts never move: ``known`` (the cuts of a prefix of ``text``) are kept as they are.
     """
-    from .markdown_document import closed_end
-
     cuts = list(known or [])
     start, fence = (cuts[-1].offset, cuts[-1].fence) if cuts else (0, "")
     while len(text) - start > limit:

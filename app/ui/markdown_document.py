@@ -2,11 +2,12 @@
 
 A streaming reply grows by a few characters per delta. Re-rendering the whole Markdown and
 ``setHtml`` of the whole text on every frame costs time proportional to the reply, so a long
-reply stalls the window. Here the text is cut into *closed* blocks — everything before the last
-blank line (outside a code fence) that is followed by a line starting a new top-level block —
-and an open *tail*. Closed blocks are rendered once and stay in the document; each update
-removes the old tail and inserts the newly closed blocks and the new tail through a
-``QTextCursor`` at the end of the document, so the work per update is bounded by the tail.
+reply stalls the window. Here the text is cut into *closed* blocks (``markdown_blocks``) —
+everything before the last blank line (outside a code fence) that is followed by a line
+starting a new top-level block — and an open *tail*. Closed blocks are rendered once and stay
+in the document; each update removes the old tail and inserts the newly closed blocks and the
+new tail through a ``QTextCursor`` at the end of the document, so the work per update is
+bounded by the tail.
 
 The cut points are chosen where Markdown gives the same result whether the text is rendered
 whole or in parts (never inside a fence, never before an indented line or a list item that
@@ -16,7 +17,6 @@ so a reply looks the same while it streams, when it is done and when it is reope
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import (
@@ -27,68 +27,10 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
 )
 
+from .markdown_blocks import closed_end
+
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer, RenderedMarkdown
-
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
-# A thematic break (or a setext underline) or a table: Qt joins what follows them to the
-# document differently than setHtml does; never cut right after one.
-_BREAK = re.compile(r" {0,3}([-*_=])(?: *\1){2,} *$")
-
-
-def closed_end(text: str, start: int = 0) -> int:
-    """The end of the longest run of closed Markdown blocks in ``text`` from ``start``.
-
-    ``start`` must itself be such a cut (0, or an earlier result). A cut is the start of a
-    complete line that follows a blank line outside any code fence and begins, unindented, a
-    block that cannot continue the one above (not a list item). Returns ``start`` when the
-    text after it has no cut yet.
-    """
-    cut = start
-    pos = start
-    fence = ""  # the opening run ("```", "~~~~") while inside a fenced code block
-    previous_blank = False
-    after_break = False  # the last non-blank line was a thematic break
-    table = False  # the last block may be a table (it had a line with a "|")
-    length = len(text)
-    while pos < length:
-        end = text.find("\n", pos)
-        if end < 0:
-            break  # an incomplete last line decides nothing yet
-        line = text[pos:end]
-        if fence:
-            stripped = line.strip()
-            if (
-                len(line) - len(line.lstrip(" ")) <= 3
-                and stripped.startswith(fence)
-                and stripped == fence[0] * len(stripped)
-            ):
-                fence = ""
-            previous_blank = False
-        else:
-            blank = not line.strip()
-            if (
-                previous_blank
-                and not after_break
-                and not table
-                and not blank
-                and pos > start
-                and not line[0].isspace()
-                and _LIST_ITEM.match(line) is None
-            ):
-                cut = pos
-            if not blank:
-                after_break = _BREAK.match(line) is not None
-                # A table runs until a blank line, rows without "|" included.
-                table = (table and not previous_blank) or "|" in line
-            opened = _FENCE_OPEN.match(line)
-            if opened is not None:
-                fence = opened.group(1)
-            previous_blank = blank
-        pos = end + 1
-    return cut
-
 
 class MarkdownDocument:
     """Renders a Markdown text into ``document``; :meth:`update` re-renders only the end."""

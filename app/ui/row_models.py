@@ -5,7 +5,7 @@ here, so a widget can be dropped and rebuilt at any time (``virtual_rows`` gives
 to the rows on screen). The widgets (``row_widgets``, and ``compaction_marker`` for the
 compaction marker) read the row (``sync``) and send the user's clicks back to it. The widget
 parts a caller may want (``row.body``, ``row.copy_button``…) are reached through the row, which
-builds its widget if it has none at that moment.
+builds its widget if it has none at that moment. A row knows its widget only as a ``RowView``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QToolButton
 
     from .markdown import MarkdownRenderer
-    from .row_widgets import MessageRowWidget, RowWidget, SegmentWidget
     from .virtual_rows import TextMetrics
     from .widgets import RichTextView
 
@@ -53,6 +52,23 @@ class RowHost(Protocol):
     def request_pin(self, row: Any, pinned: bool) -> None: ...
 
     def request_summary_edit(self, item_id: str, text: str | None) -> None: ...
+
+
+class RowView(Protocol):
+    """What a row needs of the widget showing it (``row_widgets`` builds them; the rows never
+    know the widget classes)."""
+
+    def apply_context(self) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def has_focus_within(self) -> bool: ...
+
+
+class TextView(RowView, Protocol):
+    """The widget of a message or of a further part of one: it renders the text again."""
+
+    def render_text(self) -> None: ...
 
 
 def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
@@ -98,7 +114,7 @@ class TranscriptRow:
 
     def __init__(self, host: RowHost) -> None:
         self._host = host
-        self._widget: RowWidget | None = None
+        self._widget: RowView | None = None
         self.in_context = True
         self.pin_key = ""  # the core's key for this row's pin; "" when not pinned
         self.pin_note = ""  # what the core said when it was pinned
@@ -279,7 +295,7 @@ class MessageRow(TranscriptRow):
         with self._host.hold():  # parts added at once are laid out in one pass
             for row in self.sync_segments():
                 if row._widget is not None:
-                    cast("MessageRowWidget | SegmentWidget", row._widget).render_text()
+                    cast("TextView", row._widget).render_text()
                 self._host.row_changed(row)
 
     def set_interrupted(self) -> None:

@@ -44,6 +44,7 @@ from .widgets import ElidedLabel, RichTextView, tool_button
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer
     from .markdown_document import MarkdownDocument
+    from .row_models import RowView, TextView
 
 DIM_OPACITY = 0.5
 PIN_TIP = (
@@ -500,3 +501,8 @@ def row_widget(row: TranscriptRow, renderer: MarkdownRenderer, parent: QWidget) 
     if isinstance(row, NoticeRow):
         return NoticeRowWidget(row, parent)
     raise TypeError(f"no widget for {type(row).__name__}")
+
+
+if TYPE_CHECKING:  # the rows know their widgets by these protocols: mypy checks they fit
+    _ROW_VIEW: type[RowView] = RowWidget
+    _TEXT_VIEWS: tuple[type[TextView], ...] = (MessageRowWidget, SegmentWidget)

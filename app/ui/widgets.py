@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from .icons import icon
+from .long_text import strip_breaks
 
 # The scheme of the links Markdown rendering puts on code blocks (see ``markdown``).
 COPY_SCHEME = "coco-copy"
@@ -77,8 +78,6 @@ class RichTextView(QTextBrowser):
     def createMimeDataFromSelection(self) -> QMimeData:
         """A selection copies the text shown without the break opportunities the display
         inserted in long runs (``long_text``)."""
-        from .long_text import strip_breaks
-
         data = super().createMimeDataFromSelection()
         clean = QMimeData()
         if data.hasHtml():

@@ -13,7 +13,8 @@ from PySide6.QtGui import QTextDocument
 from app.core import protocol as p
 from app.ui.bridge import SessionBridge, merge_deltas
 from app.ui.markdown import MarkdownRenderer
-from app.ui.markdown_document import MarkdownDocument, closed_end
+from app.ui.markdown_blocks import closed_end
+from app.ui.markdown_document import MarkdownDocument
 from app.ui.theme import colors, pygments_style_name
 
 SAMPLES = [

@@ -26,11 +26,11 @@ from ..tools import (
     _str_arg,
 )
 from .query import SearchQuery, build_query
+from .searchable import RECALL_TOOL, item_digest
 
 if TYPE_CHECKING:  # the index (and sqlite3) is loaded when a session first needs it
-    from .index import RecallHit, RecallIndex, RecallResult
-
-RECALL_TOOL = "recall"
+    from .index import RecallIndex
+    from .results import RecallHit, RecallResult
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 10
@@ -157,8 +157,6 @@ class RecallTool:
             return f"recall could not search this conversation: {exc}"
 
     def _find(self, query: SearchQuery, limit: int, items: list[Item]) -> RecallResult:
-        from .index import item_digest
-
         in_view = frozenset(d for d in map(item_digest, items) if d is not None)
         return self.index.search(query, limit, in_view)
 
