@@ -185,8 +185,8 @@ async def _measure(
 def _spans(strategy: str) -> Spans:
     """Where Coco's own time goes during one compaction (for the report, not the figure)."""
     from app.core.compaction import local as engine
+    from app.core.compaction import local_path, remote_path
     from app.core.compaction import remote as remote_engine
-    from app.core.compaction import runner
     from app.core.history import ContextHistory
     from app.core.rollout import RolloutWriter
     from app.core.session import Session
@@ -202,8 +202,8 @@ def _spans(strategy: str) -> Spans:
             request,
             ("history.items() copy", ContextHistory, "items"),
             ("history.replace() recount", ContextHistory, "replace"),
-            ("build_compacted_history", runner, "build_compacted_history"),
-            ("filter_remote_output", runner, "filter_remote_output"),
+            ("build_compacted_history", local_path, "build_compacted_history"),
+            ("filter_remote_output", remote_path, "filter_remote_output"),
             ("rollout append", RolloutWriter, "append"),
             ("rollout fsync", RolloutWriter, "sync"),
             ("index update (_update_index)", Session, "_update_index"),

@@ -285,7 +285,7 @@ def test_a_message_is_read_for_facts_once_however_often_it_leaves_the_view(
 ) -> None:
     """Compaction cost (issue 22): a compaction run again after an undo, or the narrower pass
     of the same compaction, reads no message for facts twice."""
-    from app.core.compaction import carryover
+    from app.core.compaction import note_cache as carryover
 
     read: list[str] = []
     real = carryover.extract_chunk

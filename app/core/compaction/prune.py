@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..items import Item, function_call_output, is_injected_context, is_message, item_type
-from .carryover import is_notes_message
+from .notes_block import is_notes_message
 from .prompts import is_summary_message
 
 # Tool outputs of this many recent turns (the current one included) are never pruned.

@@ -16,19 +16,12 @@ from ..items import (
 )
 from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
 from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
-from .carryover import (
-    TOOL_ITEM_TYPES,
-    CarriedOver,
-    candidate_limit,
-    carry_over,
-    extract_many,
-    is_notes_message,
-    is_notes_text,
-    notes_from_text,
-    tool_traffic,
-)
+from .carryover import candidate_limit, carry_over
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
+from .note_cache import extract_many
+from .notes_block import CarriedOver, is_notes_message, is_notes_text, notes_from_text
 from .prompts import is_summary_message, summary_prefix, summary_text
+from .tool_traffic import TOOL_ITEM_TYPES, tool_traffic
 
 # Codex's budget for user messages carried over verbatim (the ceiling on large windows).
 KEPT_USER_MESSAGE_TOKENS = KEPT_USER_MESSAGE_CEILING
