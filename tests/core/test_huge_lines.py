@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import rollout
+from app.core import rollout_reader as rollout
 from app.core.rollout import OPEN_PROGRESS, OpenProgress, read_rollout
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.core import items
-from app.core import rollout as rollout_module
-from app.core import session_index as session_index_module
+from app.core import rollout_writer as rollout_module
+from app.core import session_summary as session_index_module
 from app.core.rollout import RolloutWriter, read_rollout, repair_tail, rollout_path
 from app.core.session_index import SessionIndex, SessionInfo, make_title
 

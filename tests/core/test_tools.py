@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import tools as tools_module
+from app.core import workspace_files as tools_module
 from app.core.tools import MAX_LIST_ENTRIES, ToolResult, WorkspaceTools
 
 SECRET = "TOP-SECRET-CONTENT"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import tiktoken
 
-from app.core import Session, ops, tokens
+from app.core import Session, ops
+from app.core import tiktoken_counts as tokens
 from app.demo import Reply
 from tests.conftest import needs_tiktoken, run
 

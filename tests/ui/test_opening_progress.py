@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from app.core import OpenProgress, rollout, tokens
+from app.core import OpenProgress
+from app.core import rollout_reader as rollout
+from app.core import tiktoken_counts as tokens
 from app.core.items import assistant_message
 from app.core.rollout import RolloutWriter
 from app.demo import Reply
