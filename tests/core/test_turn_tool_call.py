@@ -3,6 +3,7 @@ output the model gets cut to what a compacted history can hold beside it, the fu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from app.core import protocol as p
@@ -24,12 +25,13 @@ class Tools:
 
 
 class Compactor:
-    def __init__(self, window: int | None) -> None:
-        self.window = window
+    """The compactor's budget: ``room`` is what a compacted history may hold."""
+
+    def __init__(self, room: int | None) -> None:
+        self.room = room
 
     def budget(self) -> Any:
-        limit = int(self.window * 0.9) if self.window else None
-        return compaction_budget(self.window, limit, 0)
+        return SimpleNamespace(history_room=self.room)
 
 
 class Items:
@@ -40,12 +42,12 @@ class Items:
         self.appended.append((item, turn_id))
 
 
-def tool_calls(output: str, window: int | None) -> tuple[ToolCalls, Items, list[p.Event]]:
+def tool_calls(output: str, room: int | None) -> tuple[ToolCalls, Items, list[p.Event]]:
     items, events = Items(), []
     calls = ToolCalls(
         tools=lambda: Tools(output),  # type: ignore[arg-type,return-value]
         counter=TokenCounter("gpt-4o", allow_download=False),
-        compactor=Compactor(window),  # type: ignore[arg-type]
+        compactor=Compactor(room),  # type: ignore[arg-type]
         items=items,  # type: ignore[arg-type]
         emit=events.append,  # type: ignore[arg-type]
     )
@@ -53,7 +55,7 @@ def tool_calls(output: str, window: int | None) -> tuple[ToolCalls, Items, list[
 
 
 async def test_a_call_is_shown_run_and_its_output_added() -> None:
-    calls, items, events = tool_calls("file contents", window=None)
+    calls, items, events = tool_calls("file contents", room=None)
     await calls.run("t1", function_call("read_file", '{"path": "a"}', "c7"))
     started, completed = events
     assert isinstance(started, p.ItemStarted) and started.item.id == "out_c7"
@@ -69,19 +71,21 @@ async def test_a_call_is_shown_run_and_its_output_added() -> None:
 
 async def test_a_large_output_is_cut_for_the_model_and_shown_whole() -> None:
     big = "line of a large file\n" * 5000
-    calls, items, events = tool_calls(big, window=8000)
+    room = compaction_budget(8000, 7200, 0).history_room or 0
+    calls, items, events = tool_calls(big, room=room)
     await calls.run("t1", function_call("read_file", "{}", "c1"))
     sent = items.appended[0][0]["output"]
     counter = TokenCounter("gpt-4o", allow_download=False)
-    room = Compactor(8000).budget().history_room
     assert counter.count(sent) <= max(TOOL_OUTPUT_FLOOR, room // 2) < counter.count(big)
     assert events[-1].item.data["output"] == big  # type: ignore[union-attr]
 
 
 def test_an_output_is_never_cut_below_the_floor_nor_without_a_window() -> None:
     text = "word " * 2000
-    unknown, _, _ = tool_calls(text, window=None)
+    unknown, _, _ = tool_calls(text, room=None)
     assert unknown.fit(text) == text
-    tiny, _, _ = tool_calls(text, window=600)
+    tiny, _, _ = tool_calls(text, room=40)  # half the room is far below the floor
     counter = TokenCounter("gpt-4o", allow_download=False)
-    assert TOOL_OUTPUT_FLOOR - 16 <= counter.count(tiny.fit(text)) <= TOOL_OUTPUT_FLOOR
+    cut = tiny.fit(text)
+    assert cut != text
+    assert TOOL_OUTPUT_FLOOR // 2 < counter.count(cut) <= TOOL_OUTPUT_FLOOR, counter.count(cut)
