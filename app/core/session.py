@@ -1,8 +1,8 @@
 """A conversation as a coordinator: the op queue, the event stream and the one task (a turn or
-a compaction) that runs at a time; the concepts it routes ops to live in modules of their own
-(``turn``, ``manual_compaction``, ``compaction_undo``, ``turn_retry``, ``resume``,
-``usage_meter``, ``notices``, ``session_record``). The rollout on disk is append-only and is
-the source of truth for resume.
+a compaction) that runs at a time. What it routes ops to lives in modules named after their
+concept (``turn/``, ``manual_compaction``, ``compaction_undo``, ``turn_retry``, ``resume``,
+``usage_meter``, ``notices``, ``session_record``, ``session_config``, ``context_view``); this
+class builds them and wires them together. The rollout on disk is the source of truth for resume.
 """
 
 from __future__ import annotations
