@@ -189,7 +189,7 @@ def _spans(strategy: str) -> Spans:
     from app.core.compaction import remote as remote_engine
     from app.core.history import ContextHistory
     from app.core.rollout import RolloutWriter
-    from app.core.session import Session
+    from app.core.session_record import SessionRecord
     from app.core.transcript import Transcript
 
     request = (
@@ -206,7 +206,7 @@ def _spans(strategy: str) -> Spans:
             ("filter_remote_output", remote_path, "filter_remote_output"),
             ("rollout append", RolloutWriter, "append"),
             ("rollout fsync", RolloutWriter, "sync"),
-            ("index update (_update_index)", Session, "_update_index"),
+            ("index update (_update_index)", SessionRecord, "update_index"),
             ("transcript.entries() copies", Transcript, "entries"),
         ]
     )

@@ -13,45 +13,25 @@ message says what happened, for the user.
 from __future__ import annotations
 
 import logging
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .open_sessions import open_at
 from .rollout import RolloutWriteError, rollout_path
 from .session_index import TRASH_DIR, SessionIndex, SessionInfo
 from .session_lock import SessionInUse
+from .session_record import ReadOnlySession
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["SessionActionError", "SessionInfo", "SessionLibrary", "forget_open", "track_open"]
+__all__ = ["SessionActionError", "SessionInfo", "SessionLibrary"]
 
 log = logging.getLogger(__name__)
-
-# The sessions open in this process, by their rollout's absolute path (a session registers when
-# it opens and leaves when it shuts down; weak, so a session dropped unclosed leaves too).
-_OPEN: weakref.WeakValueDictionary[Path, Session] = weakref.WeakValueDictionary()
 
 IN_OTHER_WINDOW = (
     "This conversation is open in another Coco window: close it there first, then {action} it."
 )
-
-
-def _key(path: Path) -> Path:
-    return Path(path).absolute()
-
-
-def track_open(session: Session) -> None:
-    """Called by a session once it is open: renames and deletions go through it. The first
-    opener is the one that writes; a later one in this process only shows it read-only."""
-    _OPEN.setdefault(_key(session.rollout_path), session)
-
-
-def forget_open(session: Session) -> None:
-    """Called by a session when it shuts down."""
-    key = _key(session.rollout_path)
-    if _OPEN.get(key) is session:
-        del _OPEN[key]
 
 
 class SessionActionError(Exception):
@@ -80,7 +60,7 @@ class SessionLibrary:
     def open_session(self, session_id: str) -> Session | None:
         """The session with this id open in this process, if there is one."""
         try:
-            return _OPEN.get(_key(rollout_path(self.sessions_dir, session_id)))
+            return open_at(rollout_path(self.sessions_dir, session_id))
         except ValueError:
             return None
 
@@ -89,8 +69,6 @@ class SessionLibrary:
     def rename(self, session_id: str, title: str) -> SessionInfo:
         """Give a session a new title; its entry as now listed. An open session records the
         title through its own writer; a closed one through the index, holding its lock."""
-        from .session import ReadOnlySession  # loaded by then: it is what registers here
-
         if not title.strip():
             raise SessionActionError("A session title cannot be empty.")
         session = self.open_session(session_id)

@@ -1,0 +1,155 @@
+"""The session's record on disk: its rollout writer (opened on the first write), the meta
+record, the title, and the session list's entry for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import protocol as p
+from .rollout import RolloutWriteError, RolloutWriter
+from .secrets import redact_url
+from .session_index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
+from .session_lock import SessionInUse
+
+if TYPE_CHECKING:
+    from .config import CoreConfig
+    from .recall.index import RecallIndex
+    from .transcript import Transcript
+
+TITLE_LENGTH = 80
+
+
+class ReadOnlySession(Exception):
+    """The conversation can only be viewed (another Coco writes it, or its file cannot be
+    written); the message says why in words."""
+
+
+# What cannot be saved ends the turn with an error in words; the session goes on.
+STORAGE_ERRORS = (RolloutWriteError, ReadOnlySession)
+
+
+class SessionRecord:
+    """Appends records to one session's rollout; raises in words when it cannot."""
+
+    def __init__(
+        self,
+        session_id: str,
+        path: Path,
+        *,
+        config: Callable[[], CoreConfig],
+        recall_index: RecallIndex,
+        transcript: Transcript,
+        usage: Callable[[], int],
+        emit: Callable[[p.Event], None],
+    ) -> None:
+        self.id = session_id
+        self.path = path
+        self._config = config
+        self._recall_index = recall_index
+        self._transcript = transcript
+        self._usage = usage
+        self._emit = emit
+        self.writer: RolloutWriter | None = None
+        self.read_only: str | None = None  # why nothing can be written, when it cannot
+        self.created_at = now()
+        self.title: str | None = None
+
+    def record(self, kind: str, payload: dict[str, Any]) -> None:
+        """Append one record; raises ``RolloutWriteError`` (in words) or ``ReadOnlySession``."""
+        if self.read_only is not None:
+            raise ReadOnlySession(self.read_only)
+        if self.writer is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RolloutWriteError(self.path, exc) from exc
+            fresh = not self.path.exists()
+            try:
+                self.writer = RolloutWriter.exclusive(self.path)
+            except SessionInUse as exc:
+                raise ReadOnlySession(str(exc)) from exc
+            self._recall_index.follow(self.writer, records=0 if fresh else None)
+            if fresh:
+                self.writer.append("session_meta", self.meta())
+        self.writer.append(kind, payload)
+
+    def meta(self) -> dict[str, Any]:
+        from .. import __version__
+
+        config = self._config()
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "model": config.model,
+            # never the key, also where a key is part of the URL itself
+            "base_url": redact_url(config.base_url, [config.api_key.get_secret_value()]),
+            "wire_api": config.wire_api,
+            "workspace": str(config.workspace) if config.workspace else None,
+            "coco_version": __version__,
+        }
+
+    def rename(self, title: str) -> str:
+        """Record a new title; the title as recorded. Raises ``ValueError`` for an empty one,
+        ``ReadOnlySession`` or ``RolloutWriteError`` (in words) when it cannot be saved."""
+        title = title.strip()
+        if not title:
+            raise ValueError("A session title cannot be empty")
+        self.record(SESSION_TITLE_RECORD, {"title": title})
+        self.title = title
+        return title
+
+    def sync(self) -> None:
+        """Flush what was written to the disk, saying so (in words) when it fails."""
+        if self.writer is not None:
+            try:
+                self.writer.sync()
+            except RolloutWriteError as exc:
+                self._emit(p.Error(message=str(exc), kind="storage"))
+
+    def flush(self) -> None:
+        """A task ended: its records are synced and the session list is brought up to date."""
+        self.sync()
+        self.update_index()
+
+    def close(self) -> None:
+        self.sync()
+        if self.writer is not None:
+            self.writer.close()
+
+    def update_index(self) -> None:
+        if self.writer is None:
+            return
+        title = self.title or title_from(self._transcript.first_user_text)
+        messages = self._transcript.message_count
+        try:
+            index = SessionIndex(self._config().sessions_dir)
+            existing = index.get(self.id)
+            index.upsert(
+                SessionInfo(
+                    id=self.id,
+                    title=existing.title
+                    if existing and existing.title != "New conversation"
+                    else title,
+                    created_at=existing.created_at if existing else self.created_at,
+                    updated_at=now(),
+                    tokens=self._usage(),
+                    message_count=messages,
+                )
+            )
+        except OSError as exc:
+            self._emit(p.Warning(message=f"Could not update the session list: {exc}"))
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def title_from(first_user_text: str | None) -> str:
+    """The session list's title for a conversation the user has not named."""
+    text = " ".join((first_user_text or "").split())
+    if not text:
+        return "New conversation"
+    return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
