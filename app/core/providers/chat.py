@@ -55,7 +55,8 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload, refuse_web_page
+from .errors import classify_error_payload
+from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
 from .sse import json_events, json_int, json_objects, usage_from_json
 
