@@ -4,20 +4,15 @@ The core speaks Responses-API items; this adapter turns a request's items into c
 the streamed chat chunks back into items (an assistant ``message`` and ``function_call`` items),
 so history looks the same whichever wire API produced it.
 
-Ollama truncates an over-long prompt silently and answers with HTTP 200. When the server reports
-far fewer prompt tokens than the input must have (under half of a local estimate above
-``TRUNCATION_MIN_ESTIMATE`` tokens), the stream fails as ``context_overflow`` so the core compacts
-and retries instead of keeping an answer to a prompt the model never fully saw. The estimate is
-calibrated to the server's own tokenizer (:mod:`app.core.calibration`) once it has reported a
-plausible count: Gemma's tokenizer counts some text at under half of Coco's estimate, which the
-raw comparison would take for truncation.
+Ollama truncates an over-long prompt silently and answers with HTTP 200: when the server reports
+far fewer prompt tokens than the input must have, the stream fails as ``context_overflow`` so the
+core compacts and retries (:mod:`.prompt_truncation`).
 
 The request is built in :mod:`.chat_request` (strict chat templates are explained there).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -48,6 +43,7 @@ from .chat_request import (
 from .errors import classify_error_payload
 from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
+from .prompt_truncation import TRUNCATION_MIN_ESTIMATE, TruncationCheck, estimate_tokens
 from .sse import json_events, json_int, json_objects, usage_from_json
 
 # The request builders are also importable from here, where they were first.
@@ -61,15 +57,6 @@ __all__ = [
     "normalize_messages",
     "tools_to_chat",
 ]
-
-# Below this estimate a low reported count is as likely a tokenizer difference as truncation.
-TRUNCATION_MIN_ESTIMATE = 2000
-
-
-def estimate_tokens(text: str) -> int:
-    """The spec's estimate: ceil(utf-8 bytes / 4)."""
-    return math.ceil(len(text.encode("utf-8")) / 4)
-
 
 @dataclass
 class _ToolCallParts:
@@ -98,37 +85,11 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         """``calibration``: where the ratio of the server's prompt counts to this provider's
         estimate is learnt and kept (basis ``"bytes"``); without one the raw estimate is used."""
         super().__init__(base_url, api_key, **kwargs)
-        self._calibration = calibration
-        # Per model, the last (estimate, reported) pair: see _calibrate.
-        self._last_report: dict[str, tuple[int, int]] = {}
-
-    def _expected_prompt_tokens(self, model: str, estimate: int) -> int:
-        if self._calibration is None:
-            return estimate
-        return self._calibration.get(self.base_url, model, "bytes").apply(estimate)
-
-    def _calibrate(self, model: str, estimate: int, reported: int) -> None:
-        """Learn from a plausible report, except one that looks silently truncated without
-        falling under half: the estimate grew by a quarter since the last report and the count
-        stayed put (a prompt cut at the server's window). Learning from those would slowly
-        teach the check to accept truncation."""
-        previous = self._last_report.get(model)
-        self._last_report[model] = (estimate, reported)
-        if self._calibration is None:
-            return
-        if (
-            previous is not None
-            and estimate >= previous[0] * 1.25
-            and reported <= previous[1] * 1.02
-        ):
-            return
-        self._calibration.observe(self.base_url, model, estimate, reported, "bytes")
+        self._truncation = TruncationCheck(self.base_url, calibration)
 
     def calibration(self, model: str) -> Calibration:
         """What this provider has learnt of ``model``'s tokenizer so far."""
-        if self._calibration is None:
-            return Calibration()
-        return self._calibration.get(self.base_url, model, "bytes")
+        return self._truncation.calibration(model)
 
     async def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
@@ -217,7 +178,9 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         text = "".join(text_parts)
         output_text = text + "".join(c.name + c.arguments for c in calls.values())
         input_estimate = estimate_tokens(messages_text(messages) + tools_text(tools))
-        expected = self._expected_prompt_tokens(request.model, input_estimate)
+        self._truncation.check(
+            request.model, input_estimate, None if usage is None else usage.input_tokens
+        )
         if usage is None:
             output_estimate = estimate_tokens(output_text)
             usage = Usage(
@@ -226,14 +189,6 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 total_tokens=input_estimate + output_estimate,
                 estimated=True,
             )
-        elif expected > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < expected / 2:
-            raise ProviderError(
-                "context_overflow",
-                f"the server truncated the prompt (reported {usage.input_tokens} tokens for about "
-                f"{expected}); the input exceeds its context length",
-            )
-        else:
-            self._calibrate(request.model, input_estimate, usage.input_tokens)
         if text:
             item: Item = {
                 "type": "message",
