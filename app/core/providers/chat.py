@@ -4,38 +4,15 @@ The core speaks Responses-API items; this adapter turns a request's items into c
 the streamed chat chunks back into items (an assistant ``message`` and ``function_call`` items),
 so history looks the same whichever wire API produced it.
 
-Ollama truncates an over-long prompt silently and answers with HTTP 200. When the server reports
-far fewer prompt tokens than the input must have (under half of a local estimate above
-``TRUNCATION_MIN_ESTIMATE`` tokens), the stream fails as ``context_overflow`` so the core compacts
-and retries instead of keeping an answer to a prompt the model never fully saw. The estimate is
-calibrated to the server's own tokenizer (:mod:`app.core.calibration`) once it has reported a
-plausible count: Gemma's tokenizer counts some text at under half of Coco's estimate, which the
-raw comparison would take for truncation.
+Ollama truncates an over-long prompt silently and answers with HTTP 200: when the server reports
+far fewer prompt tokens than the input must have, the stream fails as ``context_overflow`` so the
+core compacts and retries (:mod:`.prompt_truncation`).
 
-Strict chat templates. The templates shipped with many open models (Gemma, Mistral, older Llama)
-accept one optional system message first, then roles alternating user / assistant, and refuse
-anything else with HTTP 400 ("Conversation roles must alternate ..."). Coco's history does not
-alternate: the environment block and the first user message are two user messages, a compacted
-history is kept user messages followed by the summary (also a user message), and developer
-messages may sit anywhere. :func:`normalize_messages` rewrites only what is sent on this wire:
-
-- every system message (the instructions, developer messages) is merged, in order, into one
-  system message at the start;
-- consecutive user messages are merged into one, their texts separated by a blank line;
-- consecutive assistant messages are merged when the earlier one has no tool calls (the later
-  one's tool calls are kept), so an interrupted reply followed by a new one becomes one turn;
-- an assistant message with tool calls and the ``tool`` messages answering it are never merged
-  or reordered: each tool result stays tied to its call id.
-
-The stored history and the Responses wire are untouched. Nothing is dropped: every text is sent,
-in its order within its role (system texts move to the front, where strict templates want them),
-and lenient servers read the merged request the same way.
+The request is built in :mod:`.chat_request` (strict chat templates are explained there).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -43,7 +20,7 @@ from typing import Any, cast
 from openai import omit
 
 from ..calibration import Calibration, CalibrationStore, tools_text
-from ..items import Item, item_type, message_text, new_id
+from ..items import Item, new_id
 from .base import (
     CompactResult,
     Completed,
@@ -55,165 +32,31 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload, refuse_web_page
+from .chat_request import (
+    Message,
+    chat_messages,
+    items_to_messages,
+    messages_text,
+    normalize_messages,
+    tools_to_chat,
+)
+from .errors import classify_error_payload
+from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
+from .prompt_truncation import TRUNCATION_MIN_ESTIMATE, TruncationCheck, estimate_tokens
 from .sse import json_events, json_int, json_objects, usage_from_json
 
-# Below this estimate a low reported count is as likely a tokenizer difference as truncation.
-TRUNCATION_MIN_ESTIMATE = 2000
-
-Message = dict[str, Any]
-
-
-def estimate_tokens(text: str) -> int:
-    """The spec's estimate: ceil(utf-8 bytes / 4)."""
-    return math.ceil(len(text.encode("utf-8")) / 4)
-
-
-def _output_text(output: object) -> str:
-    """A ``function_call_output`` payload as the plain string a chat ``tool`` message carries."""
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list):
-        texts = [
-            str(part.get("text", ""))
-            for part in output
-            if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
-        ]
-        if texts:
-            return "".join(texts)
-    return json.dumps(output, ensure_ascii=False)
-
-
-def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
-    """Chat messages for a Responses-style request.
-
-    ``developer`` becomes ``system`` (many local servers reject the developer role). Function
-    calls join the assistant message just before them, as the chat API returns them; reasoning
-    and compaction items are dropped, since their encrypted content means nothing to a chat server.
-    """
-    messages: list[Message] = []
-    if instructions:
-        messages.append({"role": "system", "content": instructions})
-    for item in items:
-        kind = item_type(item)
-        if kind == "message":
-            role = item.get("role")
-            text = message_text(item)
-            if role == "assistant":
-                messages.append({"role": "assistant", "content": text})
-            elif role in ("developer", "system"):
-                messages.append({"role": "system", "content": text})
-            else:
-                messages.append({"role": "user", "content": text})
-        elif kind == "function_call":
-            call = {
-                "id": str(item.get("call_id") or item.get("id") or new_id("call")),
-                "type": "function",
-                "function": {
-                    "name": str(item.get("name", "")),
-                    "arguments": str(item.get("arguments") or "{}"),
-                },
-            }
-            last = messages[-1] if messages else None
-            if last is not None and last["role"] == "assistant":
-                last.setdefault("tool_calls", []).append(call)
-                if last.get("content") == "":
-                    last["content"] = None
-            else:
-                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif kind == "function_call_output":
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": str(item.get("call_id", "")),
-                    "content": _output_text(item.get("output", "")),
-                }
-            )
-        # reasoning, compaction and unknown items have no chat equivalent: skipped.
-    return messages
-
-
-def _join(first: object, second: object) -> str | None:
-    texts = [text for text in (first, second) if isinstance(text, str) and text]
-    return "\n\n".join(texts) if texts else None
-
-
-def normalize_messages(messages: list[Message]) -> list[Message]:
-    """``messages`` as strict chat templates accept them (see the module docstring).
-
-    One system message first (all system texts merged), no two user messages in a row, no two
-    plain assistant messages in a row; tool-call structure kept. The input is not modified.
-    """
-    system_texts = [
-        message["content"]
-        for message in messages
-        if message.get("role") == "system" and isinstance(message.get("content"), str)
-    ]
-    result: list[Message] = []
-    system_text = "\n\n".join(text for text in system_texts if text)
-    if system_text:
-        result.append({"role": "system", "content": system_text})
-    for message in messages:
-        role = message.get("role")
-        if role == "system":
-            continue
-        last = result[-1] if result else None
-        if last is not None and role == "user" and last.get("role") == "user":
-            last["content"] = _join(last.get("content"), message.get("content")) or ""
-            continue
-        if (
-            last is not None
-            and role == "assistant"
-            and last.get("role") == "assistant"
-            and not last.get("tool_calls")
-        ):
-            merged: Message = {
-                "role": "assistant",
-                "content": _join(last.get("content"), message.get("content")),
-            }
-            if message.get("tool_calls"):
-                merged["tool_calls"] = list(message["tool_calls"])
-            elif merged["content"] is None:
-                merged["content"] = ""
-            result[-1] = merged
-            continue
-        result.append(dict(message))
-    return result
-
-
-def chat_messages(instructions: str, items: list[Item]) -> list[Message]:
-    """The messages sent for a request: :func:`items_to_messages`, normalised."""
-    return normalize_messages(items_to_messages(instructions, items))
-
-
-def tools_to_chat(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Responses function tools (flat) as chat tools (nested under ``function``)."""
-    converted: list[dict[str, Any]] = []
-    for tool in tools:
-        if tool.get("type") != "function":
-            continue  # hosted tools (web search, ...) do not exist on chat servers
-        if isinstance(tool.get("function"), dict):
-            converted.append(tool)  # already chat-shaped
-            continue
-        function: dict[str, Any] = {"name": tool.get("name", "")}
-        if tool.get("description"):
-            function["description"] = tool["description"]
-        function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
-        converted.append({"type": "function", "function": function})
-    return converted
-
-
-def _messages_text(messages: list[Message]) -> str:
-    parts: list[str] = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        for call in message.get("tool_calls") or []:
-            parts.append(call["function"]["name"] + call["function"]["arguments"])
-    return "".join(parts)
-
+# The request builders are also importable from here, where they were first.
+__all__ = [
+    "TRUNCATION_MIN_ESTIMATE",
+    "ChatCompletionsProvider",
+    "Message",
+    "chat_messages",
+    "estimate_tokens",
+    "items_to_messages",
+    "normalize_messages",
+    "tools_to_chat",
+]
 
 @dataclass
 class _ToolCallParts:
@@ -242,37 +85,11 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         """``calibration``: where the ratio of the server's prompt counts to this provider's
         estimate is learnt and kept (basis ``"bytes"``); without one the raw estimate is used."""
         super().__init__(base_url, api_key, **kwargs)
-        self._calibration = calibration
-        # Per model, the last (estimate, reported) pair: see _calibrate.
-        self._last_report: dict[str, tuple[int, int]] = {}
-
-    def _expected_prompt_tokens(self, model: str, estimate: int) -> int:
-        if self._calibration is None:
-            return estimate
-        return self._calibration.get(self.base_url, model, "bytes").apply(estimate)
-
-    def _calibrate(self, model: str, estimate: int, reported: int) -> None:
-        """Learn from a plausible report, except one that looks silently truncated without
-        falling under half: the estimate grew by a quarter since the last report and the count
-        stayed put (a prompt cut at the server's window). Learning from those would slowly
-        teach the check to accept truncation."""
-        previous = self._last_report.get(model)
-        self._last_report[model] = (estimate, reported)
-        if self._calibration is None:
-            return
-        if (
-            previous is not None
-            and estimate >= previous[0] * 1.25
-            and reported <= previous[1] * 1.02
-        ):
-            return
-        self._calibration.observe(self.base_url, model, estimate, reported, "bytes")
+        self._truncation = TruncationCheck(self.base_url, calibration)
 
     def calibration(self, model: str) -> Calibration:
         """What this provider has learnt of ``model``'s tokenizer so far."""
-        if self._calibration is None:
-            return Calibration()
-        return self._calibration.get(self.base_url, model, "bytes")
+        return self._truncation.calibration(model)
 
     async def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
@@ -360,8 +177,10 @@ class ChatCompletionsProvider(OpenAIClientProvider):
 
         text = "".join(text_parts)
         output_text = text + "".join(c.name + c.arguments for c in calls.values())
-        input_estimate = estimate_tokens(_messages_text(messages) + tools_text(tools))
-        expected = self._expected_prompt_tokens(request.model, input_estimate)
+        input_estimate = estimate_tokens(messages_text(messages) + tools_text(tools))
+        self._truncation.check(
+            request.model, input_estimate, None if usage is None else usage.input_tokens
+        )
         if usage is None:
             output_estimate = estimate_tokens(output_text)
             usage = Usage(
@@ -370,14 +189,6 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 total_tokens=input_estimate + output_estimate,
                 estimated=True,
             )
-        elif expected > TRUNCATION_MIN_ESTIMATE and usage.input_tokens < expected / 2:
-            raise ProviderError(
-                "context_overflow",
-                f"the server truncated the prompt (reported {usage.input_tokens} tokens for about "
-                f"{expected}); the input exceeds its context length",
-            )
-        else:
-            self._calibrate(request.model, input_estimate, usage.input_tokens)
         if text:
             item: Item = {
                 "type": "message",

@@ -24,8 +24,10 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload, is_context_overflow, refuse_web_page
+from .errors import classify_error_payload
+from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
+from .overflow import is_context_overflow
 from .sse import json_events, usage_from_json
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"

@@ -1,0 +1,104 @@
+"""The ops a front end submits to a session: each a frozen model named by its ``op`` field;
+``Op`` is their union."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..config import CoreConfig
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class UserTurn(_Op):
+    """Send a user message and run the model until it gives a final answer."""
+
+    op: Literal["user_turn"] = "user_turn"
+    text: str
+
+
+class Compact(_Op):
+    """Compact the conversation now; ``focus`` steers what the summary keeps."""
+
+    op: Literal["compact"] = "compact"
+    focus: str | None = None
+
+
+class Interrupt(_Op):
+    """Stop the running turn or compaction."""
+
+    op: Literal["interrupt"] = "interrupt"
+
+
+class UndoCompaction(_Op):
+    """Restore the history to what it was before the last compaction (until a turn starts)."""
+
+    op: Literal["undo_compaction"] = "undo_compaction"
+
+
+class UpdateConfig(_Op):
+    """Apply new settings to the open session (model switch, compaction options, …)."""
+
+    op: Literal["update_config"] = "update_config"
+    config: CoreConfig
+
+
+class Shutdown(_Op):
+    op: Literal["shutdown"] = "shutdown"
+
+
+class RetryTurn(_Op):
+    """Run the last failed turn again on the history as it is: its user message is already
+    there and is not recorded twice. The core refuses it (``Error``, kind ``invalid_op``)
+    unless ``RetryAvailable`` last named a turn."""
+
+    op: Literal["retry_turn"] = "retry_turn"
+
+
+class FindInConversation(_Op):
+    """Search the whole conversation (what compaction removed from the model's view too); the
+    core answers with ``ConversationMatches``."""
+
+    op: Literal["find_in_conversation"] = "find_in_conversation"
+    query: str
+    limit: int = 50
+
+
+class PinItem(_Op):
+    """Pin (``pinned=True``) or unpin a message of the transcript: a pinned message stays
+    verbatim in the model's view through every compaction. ``key`` names a pinned message (from
+    ``ItemPinned``); to pin, the row is named by its kind (``user_message``, ``agent_message``,
+    ``function_call_output``), its id (a tool output's call id) and its text. The core decides,
+    and answers with ``ItemPinned`` or an ``Error`` in words."""
+
+    op: Literal["pin_item"] = "pin_item"
+    pinned: bool = True
+    key: str = ""
+    kind: str = ""
+    row_id: str = ""
+    text: str = ""
+
+
+class EditSummary(_Op):
+    """Replace the summary compaction ``item_id`` left in the model's view with ``text``."""
+
+    op: Literal["edit_summary"] = "edit_summary"
+    item_id: str
+    text: str
+
+
+class UndoSummaryEdit(_Op):
+    """Put back the summary text compaction ``item_id`` had before its last edit."""
+
+    op: Literal["undo_summary_edit"] = "undo_summary_edit"
+    item_id: str
+
+
+Op = (
+    UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
+    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation
+)

@@ -1,0 +1,174 @@
+"""The request a Chat Completions server is sent: Coco's Responses-API items as chat messages,
+normalised for strict chat templates, and its function tools in the chat shape."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..items import Item, item_type, message_text, new_id
+
+Message = dict[str, Any]
+
+
+def _output_text(output: object) -> str:
+    """A ``function_call_output`` payload as the plain string a chat ``tool`` message carries."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        texts = [
+            str(part.get("text", ""))
+            for part in output
+            if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
+        ]
+        if texts:
+            return "".join(texts)
+    return json.dumps(output, ensure_ascii=False)
+
+
+def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
+    """Chat messages for a Responses-style request.
+
+    ``developer`` becomes ``system`` (many local servers reject the developer role). Function
+    calls join the assistant message just before them, as the chat API returns them; reasoning
+    and compaction items are dropped, since their encrypted content means nothing to a chat server.
+    """
+    messages: list[Message] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    for item in items:
+        kind = item_type(item)
+        if kind == "message":
+            role = item.get("role")
+            text = message_text(item)
+            if role == "assistant":
+                messages.append({"role": "assistant", "content": text})
+            elif role in ("developer", "system"):
+                messages.append({"role": "system", "content": text})
+            else:
+                messages.append({"role": "user", "content": text})
+        elif kind == "function_call":
+            call = {
+                "id": str(item.get("call_id") or item.get("id") or new_id("call")),
+                "type": "function",
+                "function": {
+                    "name": str(item.get("name", "")),
+                    "arguments": str(item.get("arguments") or "{}"),
+                },
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+                if last.get("content") == "":
+                    last["content"] = None
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(item.get("call_id", "")),
+                    "content": _output_text(item.get("output", "")),
+                }
+            )
+        # reasoning, compaction and unknown items have no chat equivalent: skipped.
+    return messages
+
+
+def _join(first: object, second: object) -> str | None:
+    texts = [text for text in (first, second) if isinstance(text, str) and text]
+    return "\n\n".join(texts) if texts else None
+
+
+def normalize_messages(messages: list[Message]) -> list[Message]:
+    """``messages`` as strict chat templates accept them. The input is not modified.
+
+    The templates shipped with many open models (Gemma, Mistral, older Llama) accept one
+    optional system message first, then roles alternating user / assistant, and refuse anything
+    else with HTTP 400 ("Conversation roles must alternate ..."). Coco's history does not
+    alternate: the environment block and the first user message are two user messages, a
+    compacted history is kept user messages followed by the summary (also a user message), and
+    developer messages may sit anywhere. Only what is sent on this wire is rewritten:
+
+    - every system message (the instructions, developer messages) is merged, in order, into
+      one system message at the start;
+    - consecutive user messages are merged into one, their texts separated by a blank line;
+    - consecutive assistant messages are merged when the earlier one has no tool calls (the
+      later one's tool calls are kept), so an interrupted reply followed by a new one becomes
+      one turn;
+    - an assistant message with tool calls and the ``tool`` messages answering it are never
+      merged or reordered: each tool result stays tied to its call id.
+
+    The stored history and the Responses wire are untouched. Nothing is dropped: every text is
+    sent, in its order within its role (system texts move to the front, where strict templates
+    want them), and lenient servers read the merged request the same way.
+    """
+    system_texts = [
+        message["content"]
+        for message in messages
+        if message.get("role") == "system" and isinstance(message.get("content"), str)
+    ]
+    result: list[Message] = []
+    system_text = "\n\n".join(text for text in system_texts if text)
+    if system_text:
+        result.append({"role": "system", "content": system_text})
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            continue
+        last = result[-1] if result else None
+        if last is not None and role == "user" and last.get("role") == "user":
+            last["content"] = _join(last.get("content"), message.get("content")) or ""
+            continue
+        if (
+            last is not None
+            and role == "assistant"
+            and last.get("role") == "assistant"
+            and not last.get("tool_calls")
+        ):
+            merged: Message = {
+                "role": "assistant",
+                "content": _join(last.get("content"), message.get("content")),
+            }
+            if message.get("tool_calls"):
+                merged["tool_calls"] = list(message["tool_calls"])
+            elif merged["content"] is None:
+                merged["content"] = ""
+            result[-1] = merged
+            continue
+        result.append(dict(message))
+    return result
+
+
+def chat_messages(instructions: str, items: list[Item]) -> list[Message]:
+    """The messages sent for a request: :func:`items_to_messages`, normalised."""
+    return normalize_messages(items_to_messages(instructions, items))
+
+
+def tools_to_chat(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Responses function tools (flat) as chat tools (nested under ``function``)."""
+    converted: list[dict[str, Any]] = []
+    for tool in tools:
+        if tool.get("type") != "function":
+            continue  # hosted tools (web search, ...) do not exist on chat servers
+        if isinstance(tool.get("function"), dict):
+            converted.append(tool)  # already chat-shaped
+            continue
+        function: dict[str, Any] = {"name": tool.get("name", "")}
+        if tool.get("description"):
+            function["description"] = tool["description"]
+        function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
+        converted.append({"type": "function", "function": function})
+    return converted
+
+
+def messages_text(messages: list[Message]) -> str:
+    """The texts, tool names and arguments of ``messages`` run together, for a size estimate."""
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for call in message.get("tool_calls") or []:
+            parts.append(call["function"]["name"] + call["function"]["arguments"])
+    return "".join(parts)
