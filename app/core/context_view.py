@@ -11,8 +11,8 @@ from .compaction.prompts import is_summary_message
 from .items import is_injected_context, item_count_parts, item_type
 
 if TYPE_CHECKING:
+    from .compaction.pins import Pins
     from .history import ContextHistory
-    from .pins import Pins
 
 
 def context_entries(history: ContextHistory, pins: Pins) -> list[p.ContextEntry]:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import protocol as p
 from .collector import collector_paused
+from .compaction.pins import PIN_RECORD
 from .compaction.rebuild import build_compacted_history, real_user_messages
+from .compaction.summary_edit import SUMMARY_EDIT_RECORD
 from .history_repair import pair_tool_calls
-from .pins import PIN_RECORD
 from .rollout import RecordTally, progress_reporter, resume_rollout
-from .summary_edit import SUMMARY_EDIT_RECORD
 from .transcript import ENDED_KIND
 
 if TYPE_CHECKING:

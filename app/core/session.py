@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import deque
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from . import protocol as p
+from .active_task import ActiveTask
 from .calibration import calibration_store
 from .capabilities import RemoteCapabilities
 from .compaction.runner import Compactor
@@ -24,7 +24,7 @@ from .context_view import context_entries
 from .count_refiner import CountRefiner
 from .event_stream import EventStream
 from .history import ContextHistory
-from .items import Item, is_message, message_text
+from .items import Item
 from .manual_compaction import ManualCompaction
 from .notices import Notices
 from .open_sessions import forget_open, track_open
@@ -60,9 +60,6 @@ class Session:
         self._settings = settings = SessionConfig(config, self._recall, history)
         self._events = EventStream()
         self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
-        self._pending_turns: deque[p.UserTurn] = deque()
-        self._active: asyncio.Task[None] | None = None
-        self._active_kind: Literal["regular", "compact"] | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._closed = False
         emit, get_config, get_tools = self._emit, lambda: settings.config, lambda: settings.tools
@@ -103,6 +100,7 @@ class Session:
             notices=notices, store=store, retry=retry, requests=requests, transcript=transcript,
             events=self._events, emit=emit, emit_undo_state=undo.emit_state,
         )
+        self._active = ActiveTask(turns.run)
         self._manual = ManualCompaction(
             compactor=compactor, history=history, refiner=self._refiner, undo=undo, meter=meter,
             notices=notices, store=store, retry=retry, emit=emit,
@@ -172,15 +170,7 @@ class Session:
     def transcript(self) -> list[dict[str, Any]]:
         """The full record, compaction markers included (see ``Transcript``). Compaction
         entries say whether ``UndoCompaction`` would undo them right now."""
-        in_view = frozenset(
-            message_text(item) for item in self._history.raw_items() if is_message(item, "user")
-        )
-        entries = self._transcript.entries(in_view)
-        undo_id = self._compactor.undo.item_id
-        for entry in entries:
-            if entry["kind"] == "compaction":
-                entry["undoable"] = entry.get("item_id") == undo_id
-        return entries
+        return self._transcript.entries_for(self._history.raw_items(), self._compactor.undo.item_id)
 
     def replay_events(self) -> list[p.Event]:
         """The events that draw this conversation as it was drawn live (resume is a replay):
@@ -196,7 +186,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self._active is not None and not self._active.done()
+        return self._active.busy
 
     def rename(self, title: str) -> str:
         """Give this conversation a title, written through its own rollout writer (a second
@@ -232,20 +222,20 @@ class Session:
             if not op.text.strip():
                 self._emit(p.Error(message="Type a message first.", kind="invalid_op"))
             elif self.busy:
-                self._pending_turns.append(op)
+                self._active.queue(op)
             else:
-                self._start(self._turns.run(op), "regular")
+                self._active.start(self._turns.run(op), "regular")
         elif isinstance(op, p.Compact):
-            if self.busy and self._active_kind == "compact":
+            if self.busy and self._active.kind == "compact":
                 self._emit(p.Error(message="A compaction is already running.", kind="invalid_op"))
                 return
             if self.busy:
-                await self._abort_active()
-            self._start(self._manual.run(op.focus), "compact")
+                await self._active.abort()
+            self._active.start(self._manual.run(op.focus), "compact")
         elif isinstance(op, p.Interrupt):
-            self._pending_turns.clear()
+            self._active.clear_queue()
             if self.busy:
-                await self._abort_active()
+                await self._active.abort()
         elif isinstance(op, p.UndoCompaction):
             if self.busy:
                 message = "Wait for the current turn to finish before undoing."
@@ -256,7 +246,7 @@ class Session:
             self._apply_config(op.config)
         elif isinstance(op, p.RetryTurn):
             if (retry := self._retry.request(self.busy)) is not None:
-                self._start(self._turns.run(retry), "regular")
+                self._active.start(self._turns.run(retry), "regular")
         elif isinstance(op, p.FindInConversation):
             self._emit(await self._recall.matches(op.query, op.limit))
         elif isinstance(op, p.PinItem):
@@ -264,35 +254,9 @@ class Session:
         elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
             self._compactor.summary_edits.handle(op, busy=self.busy)
 
-    def _start(self, coro: Coroutine[Any, Any, None], kind: Literal["regular", "compact"]) -> None:
-        self._active_kind = kind
-        self._active = asyncio.get_running_loop().create_task(coro)
-        self._active.add_done_callback(self._on_task_done)
-
-    def _on_task_done(self, task: asyncio.Task[None]) -> None:
-        if task is not self._active:
-            return
-        self._active = None
-        self._active_kind = None
-        if self._pending_turns and not self._closed:
-            self._start(self._turns.run(self._pending_turns.popleft()), "regular")
-
-    async def _abort_active(self) -> None:
-        task = self._active
-        if task is None:
-            return
-        self._active = None  # the done callback must not start queued turns
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        self._active_kind = None
-
     async def _shutdown(self) -> None:
         self._closed = True
-        self._pending_turns.clear()
-        await self._abort_active()
+        await self._active.close()
         await self._refiner.close()
         await self._settings.close()
         self._store.close()

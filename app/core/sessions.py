@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .open_sessions import open_at
 from .rollout import RolloutWriteError, rollout_path
@@ -60,7 +60,8 @@ class SessionLibrary:
     def open_session(self, session_id: str) -> Session | None:
         """The session with this id open in this process, if there is one."""
         try:
-            return open_at(rollout_path(self.sessions_dir, session_id))
+            # Only sessions register there.
+            return cast("Session | None", open_at(rollout_path(self.sessions_dir, session_id)))
         except ValueError:
             return None
 

@@ -18,6 +18,7 @@ holds verbatim); False for the rest and for messages marked ``not_sent``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .items import Item, is_injected_context, is_message, message_text
@@ -124,6 +125,19 @@ class Transcript:
             {**entry, "in_context": self._in_context(index, entry, boundary, in_view, carried)}
             for index, entry in enumerate(self._entries)
         ]
+
+    def entries_for(self, history_items: Iterable[Item], undo_id: str | None) -> list[Entry]:
+        """``entries()`` as a front end reads them: ``in_context`` judged against the history
+        holding ``history_items`` now, and each compaction entry saying (``undoable``) whether
+        ``UndoCompaction`` would undo it right now (``undo_id``: the one it would)."""
+        in_view = frozenset(
+            message_text(item) for item in history_items if is_message(item, "user")
+        )
+        entries = self.entries(in_view)
+        for entry in entries:
+            if entry["kind"] == "compaction":
+                entry["undoable"] = entry.get("item_id") == undo_id
+        return entries
 
     @staticmethod
     def _in_context(

@@ -14,13 +14,13 @@ from app.core.compaction.apply import Applier, Start, carried_fields
 from app.core.compaction.budget import compaction_budget
 from app.core.compaction.notes_block import CarriedOver
 from app.core.compaction.path import PathResult
+from app.core.compaction.pins import Carried, Pin, Pins
 from app.core.compaction.prompts import summary_text
 from app.core.compaction.room_check import LOCAL_COMPACTION_WARNING
 from app.core.compaction.undo import UndoState
 from app.core.config import CoreConfig
 from app.core.history import ContextHistory
 from app.core.items import Item, assistant_message, user_message
-from app.core.pins import Carried, Pin, Pins
 from app.core.tokens import TokenCounter
 from app.core.transcript import Transcript
 

@@ -4,10 +4,10 @@ from the window, which pins a compaction carries under budget pressure, and the 
 from __future__ import annotations
 
 from app.core.compaction.budget import compaction_budget
+from app.core.compaction.pins import PIN_CEILING, Pins, carry, pin_budget, refusal
 from app.core.compaction.prompts import summary_text
 from app.core.history import ContextHistory
 from app.core.items import assistant_message, function_call, function_call_output, user_message
-from app.core.pins import PIN_CEILING, Pins, carry, pin_budget, refusal
 from app.core.tokens import TokenCounter
 from app.core.transcript import Transcript
 

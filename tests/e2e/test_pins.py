@@ -12,8 +12,8 @@ import pytest
 
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
+from app.core.compaction.pins import pin_budget
 from app.core.compaction.prompts import summary_prefix
-from app.core.pins import pin_budget
 from app.demo import CompactReply, Fault, Reply, ToolCall
 from tests.conftest import collect, input_texts, of_type, run
 

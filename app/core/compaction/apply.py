@@ -12,11 +12,11 @@ from .. import protocol as p
 from ..config import CoreConfig
 from ..history import ContextHistory, HistorySnapshot
 from ..items import Item
-from ..pins import Carried, Pins, carry
 from ..transcript import Transcript
 from .budget import CompactionBudget
 from .carryover import CarriedOver
 from .path import PathResult
+from .pins import Carried, Pins, carry
 from .prompts import summary_text
 from .rebuild import real_user_messages
 from .room_check import check_room

@@ -19,10 +19,8 @@ from ..capabilities import RemoteCapabilities
 from ..config import CoreConfig
 from ..history import ContextHistory
 from ..items import Item, new_id
-from ..pins import Pins, carry
 from ..providers.base import ModelProvider, ModelRequest, ProviderError
 from ..sampling import RetryNotice
-from ..summary_edit import SummaryEdits
 from ..tokens import TokenCounter
 from ..transcript import Transcript
 from .apply import Applier, Start
@@ -32,8 +30,10 @@ from .counting import CountMemo
 from .failure import Ended, ended_record, failure_text
 from .local import ContextTooLarge, ItemCounts
 from .path import PathResult, PathRun, notes_items
+from .pins import Pins, carry
 from .policy import auto_compact_limit, context_window
 from .remote_path import remote_forms
+from .summary_edit import SummaryEdits
 from .undo import UndoState
 
 # A /compact with nothing added since the last compaction (and no focus to summarise for).

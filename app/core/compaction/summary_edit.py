@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import protocol as p
-from .compaction.budget import CompactionBudget
-from .compaction.prompts import is_summary_message, summary_prefix, summary_text
-from .history import ContextHistory
-from .items import message_text, user_message
-from .transcript import Transcript
+from .. import protocol as p
+from ..history import ContextHistory
+from ..items import message_text, user_message
+from ..transcript import Transcript
+from .budget import CompactionBudget
+from .prompts import is_summary_message, summary_prefix, summary_text
 
 SUMMARY_EDIT_RECORD = "summary_edited"
 BUSY = "Wait for the current turn to finish before changing the summary."

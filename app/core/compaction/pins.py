@@ -19,11 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import protocol as p
-from .compaction.budget import CompactionBudget
-from .compaction.prompts import is_summary_message
-from .history import ContextHistory
-from .items import (
+from .. import protocol as p
+from ..history import ContextHistory
+from ..items import (
     Item,
     is_compaction_item,
     is_injected_context,
@@ -31,7 +29,9 @@ from .items import (
     item_type,
     message_text,
 )
-from .transcript import Transcript
+from ..transcript import Transcript
+from .budget import CompactionBudget
+from .prompts import is_summary_message
 
 PIN_RECORD = "pin"
 # Pins may take this share of what a compacted history may hold (the rest is the summary's
