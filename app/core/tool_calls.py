@@ -20,7 +20,7 @@ class ToolError(Exception):
     """A tool failure whose message is meant for the model."""
 
 
-def _function_spec(
+def function_spec(
     name: str, description: str, properties: dict[str, Any], required: list[str]
 ) -> dict[str, Any]:
     return {
@@ -37,7 +37,7 @@ def _function_spec(
     }
 
 
-def _parse_arguments(name: str, arguments: str) -> dict[str, Any]:
+def parse_arguments(name: str, arguments: str) -> dict[str, Any]:
     if not arguments.strip():  # some models send "" for a call without arguments
         return {}
     try:
@@ -49,7 +49,7 @@ def _parse_arguments(name: str, arguments: str) -> dict[str, Any]:
     return parsed
 
 
-def _str_arg(args: dict[str, Any], key: str, default: str | None = None) -> str:
+def str_arg(args: dict[str, Any], key: str, default: str | None = None) -> str:
     value = args.get(key)
     if value is None:
         if default is None:
@@ -60,7 +60,7 @@ def _str_arg(args: dict[str, Any], key: str, default: str | None = None) -> str:
     return value
 
 
-def _int_arg(args: dict[str, Any], key: str, minimum: int) -> int | None:
+def int_arg(args: dict[str, Any], key: str, minimum: int) -> int | None:
     value = args.get(key)
     if value is None:
         return None

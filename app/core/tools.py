@@ -18,10 +18,10 @@ from .tokens import truncate_middle
 from .tool_calls import (
     ToolError,
     ToolResult,
-    _function_spec,
-    _int_arg,
-    _parse_arguments,
-    _str_arg,
+    function_spec,
+    int_arg,
+    parse_arguments,
+    str_arg,
 )
 from .workspace_files import (
     MAX_WHOLE_READ_BYTES,
@@ -41,10 +41,6 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "WorkspaceTools",
-    "_function_spec",
-    "_int_arg",
-    "_parse_arguments",
-    "_str_arg",
 ]
 
 MAX_LIST_ENTRIES = 500
@@ -78,7 +74,7 @@ class WorkspaceTools:
         if not self.enabled:
             return []
         return [
-            _function_spec(
+            function_spec(
                 "list_directory",
                 "List the entries of a folder in the workspace (one level, sorted). Folders end "
                 "with '/', files show their size in bytes.",
@@ -90,7 +86,7 @@ class WorkspaceTools:
                 },
                 required=[],
             ),
-            _function_spec(
+            function_spec(
                 "read_file",
                 "Read a text file in the workspace (UTF-8, or Windows-1252/Latin-1, named in "
                 "the header). Lines are numbered; use start_line and end_line to read part of a "
@@ -113,7 +109,7 @@ class WorkspaceTools:
                 },
                 required=["path"],
             ),
-            _function_spec(
+            function_spec(
                 "search_text",
                 "Case-insensitive plain-text search in the workspace's text files. Returns "
                 "'path:line: text' for each matching line.",
@@ -168,7 +164,7 @@ class WorkspaceTools:
                 f"unknown tool: {name!r} (available: {', '.join(handlers)})", ok=False
             )
         try:
-            args = _parse_arguments(name, arguments)
+            args = parse_arguments(name, arguments)
             output = await asyncio.to_thread(handler, args)
             ok = True
         except ToolError as exc:
@@ -216,7 +212,7 @@ class WorkspaceTools:
     # --- list_directory --------------------------------------------------------------------
 
     def _list_directory(self, args: dict[str, Any]) -> str:
-        raw = _str_arg(args, "path", default=".")
+        raw = str_arg(args, "path", default=".")
         folder = self._resolve(raw)
         if not folder.exists():
             raise ToolError(f"no such directory: {raw}")
@@ -252,9 +248,9 @@ class WorkspaceTools:
     # --- read_file ---------------------------------------------------------------------------
 
     def _read_file(self, args: dict[str, Any]) -> str:
-        raw = _str_arg(args, "path")
-        start = _int_arg(args, "start_line", minimum=1)
-        end = _int_arg(args, "end_line", minimum=1)
+        raw = str_arg(args, "path")
+        start = int_arg(args, "start_line", minimum=1)
+        end = int_arg(args, "end_line", minimum=1)
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start})")
         path = self._resolve(raw)
@@ -277,11 +273,11 @@ class WorkspaceTools:
     # --- search_text -------------------------------------------------------------------------
 
     def _search_text(self, args: dict[str, Any]) -> str:
-        query = _str_arg(args, "query")
+        query = str_arg(args, "query")
         if not query.strip():
             raise ToolError("query must not be empty")
-        raw = _str_arg(args, "path", default=".")
-        limit = _int_arg(args, "max_results", minimum=1)
+        raw = str_arg(args, "path", default=".")
+        limit = int_arg(args, "max_results", minimum=1)
         limit = min(limit or DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS)
         base = self._resolve(raw)
         if not base.exists():

@@ -16,15 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .. import protocol as p
 from ..config import CoreConfig
 from ..items import Item
-from ..tools import (
-    ToolError,
-    ToolResult,
-    WorkspaceTools,
-    _function_spec,
-    _int_arg,
-    _parse_arguments,
-    _str_arg,
-)
+from ..tool_calls import ToolError, ToolResult, function_spec, int_arg, parse_arguments, str_arg
+from ..tools import WorkspaceTools
 from .query import SearchQuery, build_query
 from .searchable import RECALL_TOOL, item_digest
 
@@ -79,7 +72,7 @@ class RecallTool:
         self._count = count
 
     def spec(self) -> dict[str, Any]:
-        return _function_spec(
+        return function_spec(
             RECALL_TOOL,
             DESCRIPTION,
             {
@@ -101,9 +94,9 @@ class RecallTool:
     async def call(self, arguments: str) -> ToolResult:
         """Search for the query in ``arguments``. Never raises."""
         try:
-            args = _parse_arguments(RECALL_TOOL, arguments)
-            query = _str_arg(args, "query")
-            limit = min(_int_arg(args, "limit", minimum=1) or DEFAULT_LIMIT, MAX_LIMIT)
+            args = parse_arguments(RECALL_TOOL, arguments)
+            query = str_arg(args, "query")
+            limit = min(int_arg(args, "limit", minimum=1) or DEFAULT_LIMIT, MAX_LIMIT)
         except ToolError as exc:
             return ToolResult(str(exc), ok=False)
         return await self.search(query, limit)
