@@ -206,7 +206,7 @@ def _spans(strategy: str) -> Spans:
             ("filter_remote_output", remote_path, "filter_remote_output"),
             ("rollout append", RolloutWriter, "append"),
             ("rollout fsync", RolloutWriter, "sync"),
-            ("index update (_update_index)", SessionRecord, "update_index"),
+            ("index update (worker thread)", SessionRecord, "_write_index"),
             ("transcript.entries() copies", Transcript, "entries"),
         ]
     )

@@ -74,6 +74,6 @@ class ManualCompaction:
             status = "failed"
             self._notices.storage_failed(turn_id, exc, None)
         finally:
-            self._store.flush()
+            await self._store.flush_in_worker()
         self._emit(p.TurnComplete(turn_id=turn_id, kind="compact", status=status))
         self._retry.offer_again()  # a failed message survives a compaction that kept it

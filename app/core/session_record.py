@@ -3,10 +3,11 @@ record, the title, and the session list's entry for it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import protocol as p
 from .rollout import RolloutWriteError, RolloutWriter
@@ -103,16 +104,22 @@ class SessionRecord:
 
     def sync(self) -> None:
         """Flush what was written to the disk, saying so (in words) when it fails."""
-        if self.writer is not None:
-            try:
-                self.writer.sync()
-            except RolloutWriteError as exc:
-                self._emit(p.Error(message=str(exc), kind="storage"))
+        self._emit_all(self._sync())
 
     def flush(self) -> None:
         """A task ended: its records are synced and the session list is brought up to date."""
-        self.sync()
-        self.update_index()
+        self._emit_all(self._flush(self._entry()))
+
+    async def flush_in_worker(self) -> None:
+        """``flush`` in a worker thread: the fsync and the rewrite of the index file held the
+        window's thread for tens of milliseconds at the end of every turn. It finishes even when
+        the task awaiting it is cancelled meanwhile: the turn must still end with its events."""
+        work = asyncio.ensure_future(asyncio.to_thread(self._flush, self._entry()))
+        try:
+            events = await asyncio.shield(work)
+        except asyncio.CancelledError:
+            events = await work
+        self._emit_all(events)
 
     def close(self) -> None:
         self.sync()
@@ -120,27 +127,64 @@ class SessionRecord:
             self.writer.close()
 
     def update_index(self) -> None:
+        """Bring this session's entry in the session list up to date."""
+        self._emit_all(self._write_index(self._entry()))
+
+    def _entry(self) -> _Entry | None:
+        """What the session list's entry is made of, read on the session's own thread (the
+        write itself may run in a worker)."""
         if self.writer is None:
-            return
-        title = self.title or title_from(self._transcript.first_user_text)
-        messages = self._transcript.message_count
+            return None
+        return _Entry(
+            sessions_dir=self._config().sessions_dir,
+            title=self.title or title_from(self._transcript.first_user_text),
+            messages=self._transcript.message_count,
+            tokens=self._usage(),
+        )
+
+    def _flush(self, entry: _Entry | None) -> list[p.Event]:
+        return self._sync() + self._write_index(entry)
+
+    def _sync(self) -> list[p.Event]:
+        if self.writer is not None:
+            try:
+                self.writer.sync()
+            except RolloutWriteError as exc:
+                return [p.Error(message=str(exc), kind="storage")]
+        return []
+
+    def _write_index(self, entry: _Entry | None) -> list[p.Event]:
+        if entry is None:
+            return []
         try:
-            index = SessionIndex(self._config().sessions_dir)
+            index = SessionIndex(entry.sessions_dir)
             existing = index.get(self.id)
             index.upsert(
                 SessionInfo(
                     id=self.id,
                     title=existing.title
                     if existing and existing.title != "New conversation"
-                    else title,
+                    else entry.title,
                     created_at=existing.created_at if existing else self.created_at,
                     updated_at=now(),
-                    tokens=self._usage(),
-                    message_count=messages,
+                    tokens=entry.tokens,
+                    message_count=entry.messages,
                 )
             )
         except OSError as exc:
-            self._emit(p.Warning(message=f"Could not update the session list: {exc}"))
+            return [p.Warning(message=f"Could not update the session list: {exc}")]
+        return []
+
+    def _emit_all(self, events: list[p.Event]) -> None:
+        for event in events:
+            self._emit(event)
+
+
+class _Entry(NamedTuple):
+    sessions_dir: Path
+    title: str
+    messages: int
+    tokens: int
 
 
 def now() -> str:

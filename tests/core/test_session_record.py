@@ -103,3 +103,39 @@ def test_a_long_first_message_makes_a_cut_title() -> None:
     assert title_from(None) == title_from("  ") == "New conversation"
     title = title_from("word " * 100)
     assert len(title) == TITLE_LENGTH and title.endswith("…")
+
+
+async def test_the_turn_end_flush_writes_in_a_worker_thread_and_reports_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    transcript = Transcript()
+    record, _, events = make(tmp_path, transcript)
+    item = user_message("Plan the trip")
+    record.record("response_item", {"item": item, "turn_id": "t1"})
+    transcript.add_item(item, "t1")
+    writers: list[threading.Thread] = []
+    upsert = SessionIndex.upsert
+
+    def watched(index: SessionIndex, info: Any) -> None:
+        writers.append(threading.current_thread())
+        upsert(index, info)
+
+    monkeypatch.setattr(SessionIndex, "upsert", watched)
+    await record.flush_in_worker()
+    # The index file is rewritten off the loop's thread, and is up to date once awaited.
+    assert writers and threading.main_thread() not in writers
+    info = SessionIndex(record.path.parent).get("sid")
+    assert info is not None and info.title == "Plan the trip"
+    assert events == []
+
+    def refuse(index: SessionIndex, info: Any) -> None:
+        raise PermissionError("read-only folder")
+
+    monkeypatch.setattr(SessionIndex, "upsert", refuse)
+    await record.flush_in_worker()
+    # What went wrong is said as an event, in words; the session goes on.
+    assert [type(event).__name__ for event in events] == ["Warning"]
+    assert "Could not update the session list" in events[0].message  # type: ignore[union-attr]
+    record.close()

@@ -155,7 +155,7 @@ class UserTurnTask:
             status = "failed"
             self._notices.error(f"Internal error: {exc}", "internal", turn_id)
         finally:
-            self._store.flush()
+            await self._store.flush_in_worker()
         if status == "failed" and user_saved:
             self._retry.offer(turn_id, op.text)
         self._emit(
