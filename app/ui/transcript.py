@@ -428,7 +428,10 @@ class TranscriptView(VirtualRowArea):
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None
-        if row.dirty or row._widget is not None:  # (a row just made, off screen, is up to date)
+        # Rendered only if the text changed since the last render: the reply's final text
+        # arrives twice (item_completed, then agent_message), and a render of an unchanged
+        # text still re-measured the row's parts (6 ms at the end of a long reply).
+        if row.dirty:
             row.render_markdown()
         if row.streaming:
             row.set_streaming(False)

@@ -177,3 +177,32 @@ def test_view_follows_the_bottom_unless_the_user_scrolled_up(
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=3000)
     assert view.follow_bottom
+
+
+def test_the_final_text_arriving_again_is_not_rendered_again(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    # The core sends a reply's final text twice (item_completed, then agent_message); the
+    # second must not render the unchanged text again: at the end of a long reply that render
+    # re-measured the reply's parts on the window's thread.
+    window = make_window()
+    reply = "A *short* answer.\n\n- one\n- two\n"
+    server.enqueue(Reply(text=reply, chunk_size=3))
+    view = window.transcript
+    measure = view.row_changed
+    seen: list[str] = []  # the events drawn so far
+    remeasured_during: list[int] = []  # for each re-measure, the index of the event being drawn
+
+    def counted(row: Any) -> None:  # every re-measure of a row goes through here
+        remeasured_during.append(len(seen))
+        measure(row)
+
+    view.row_changed = counted
+    # Connected after the window's own handler: an event is noted once it has been drawn.
+    window.controller.event_received.connect(lambda event: seen.append(event.type))
+    type_and_send(qtbot, window, "hello")
+    wait_idle(qtbot, window)
+    assert assistant_texts(window) == [reply]
+    final = seen.index("agent_message")
+    assert seen[final - 1] == "item_completed"  # the final text arrived just before
+    assert remeasured_during.count(final) == 0  # its second arrival changed nothing
