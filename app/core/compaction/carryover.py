@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..items import Item
 from ..tokens import approx_tokens
@@ -86,6 +87,10 @@ class _Note:
     key: str = field(default="")
 
 
+# A note's words, to find notes that say the same: the same notes come back at every compaction
+# (the block carried before, the digest-cached notes of each message) and twice within one,
+# and reading their words again was a quarter of the merge's time.
+@lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(_WORD_CHARS.findall(text.lower()))
 
