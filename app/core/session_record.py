@@ -106,14 +106,11 @@ class SessionRecord:
         """Flush what was written to the disk, saying so (in words) when it fails."""
         self._emit_all(self._sync())
 
-    def flush(self) -> None:
-        """A task ended: its records are synced and the session list is brought up to date."""
-        self._emit_all(self._flush(self._entry()))
-
     async def flush_in_worker(self) -> None:
-        """``flush`` in a worker thread: the fsync and the rewrite of the index file held the
-        window's thread for tens of milliseconds at the end of every turn. It finishes even when
-        the task awaiting it is cancelled meanwhile: the turn must still end with its events."""
+        """A task ended: its records are synced and the session list is brought up to date, in
+        a worker thread (the fsync and the rewrite of the index file held the window's thread
+        for tens of milliseconds at the end of every turn). It finishes even when the task
+        awaiting it is cancelled meanwhile: the turn must still end with its events."""
         work = asyncio.ensure_future(asyncio.to_thread(self._flush, self._entry()))
         try:
             events = await asyncio.shield(work)
@@ -125,10 +122,6 @@ class SessionRecord:
         self.sync()
         if self.writer is not None:
             self.writer.close()
-
-    def update_index(self) -> None:
-        """Bring this session's entry in the session list up to date."""
-        self._emit_all(self._write_index(self._entry()))
 
     def _entry(self) -> _Entry | None:
         """What the session list's entry is made of, read on the session's own thread (the

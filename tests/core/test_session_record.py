@@ -84,15 +84,17 @@ def test_rename_records_the_title_and_refuses_an_empty_one(tmp_path: Path) -> No
     record.close()
 
 
-def test_the_session_list_entry_takes_its_title_from_the_first_message(tmp_path: Path) -> None:
+async def test_the_session_list_entry_takes_its_title_from_the_first_message(
+    tmp_path: Path,
+) -> None:
     transcript = Transcript()
     record, _, _ = make(tmp_path, transcript)
-    record.update_index()  # nothing written: no entry for a conversation not saved
+    await record.flush_in_worker()  # nothing written: no entry for a conversation not saved
     assert SessionIndex(record.path.parent).get("sid") is None
     item = user_message("Where  do\nwe go?")
     record.record("response_item", {"item": item, "turn_id": "t1"})
     transcript.add_item(item, "t1")
-    record.flush()
+    await record.flush_in_worker()
     info = SessionIndex(record.path.parent).get("sid")
     assert info is not None
     assert (info.title, info.tokens) == ("Where do we go?", 1234)
