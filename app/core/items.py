@@ -94,7 +94,12 @@ def is_injected_context(item: Item) -> bool:
     """True for user/developer messages Coco injected (environment block, instructions)."""
     if not is_message(item) or item.get("role") not in ("user", "developer"):
         return False
-    return message_text(item).lstrip().startswith(INJECTED_PREFIXES)
+    return is_injected_text(message_text(item))
+
+
+def is_injected_text(text: str) -> bool:
+    """True for the text of a message Coco injected (see :func:`is_injected_context`)."""
+    return text.lstrip().startswith(INJECTED_PREFIXES)
 
 
 def is_compaction_item(item: Item) -> bool:

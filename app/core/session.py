@@ -175,7 +175,7 @@ class Session:
     def replay_events(self) -> list[p.Event]:
         """The events that draw this conversation as it was drawn live (resume is a replay):
         a front end feeds them to the handler it uses for live events."""
-        return replay_events(self.transcript(), self._compactor.undo.item_id)
+        return replay_events(self._transcript.read_entries(), self._compactor.undo.item_id)
 
     def context_view(self) -> list[p.ContextEntry]:
         """What the model will see next, item by item, with the gauge's own counts."""

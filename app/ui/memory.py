@@ -16,6 +16,14 @@ every :data:`FULL_COLLECTION_EVERY` switches everything is handed back and colle
 which bounds what waits in cycles to a few megabytes, and when the window closes everything is
 handed back.
 
+**Opening a session.** Reading a long session and building its rows make hundreds of thousands
+of containers that all stay alive (the records, the transcript's entries, the rows): the
+collector's automatic runs walked them again and again, among them a full collection of
+20–50 ms, before the session was first painted (a tenth of opening a 5 000-turn session). So
+the young generations are collected when the switch begins (what the closed session left),
+no automatic collection runs while the session is read and drawn (:func:`opening_session`),
+and what exists then is frozen at once; the paint that follows has nothing young to collect.
+
 **Freed memory.** Reading a long session parses its whole rollout; the parsed lines are freed
 again, but the C library keeps freed heap memory for reuse rather than returning it, so the
 process stayed some 60 MB larger than the session it shows. After a session is shown the heap
@@ -35,7 +43,8 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +52,7 @@ log = logging.getLogger(__name__)
 FULL_COLLECTION_EVERY = 25
 
 _started = False
+_young_collected = False  # the open being shown collected the young generations already
 _collect_pending = False  # a session was replaced; its leftovers are not collected yet
 _switches = 0  # session switches since the last full collection
 _trim: Callable[[int], int] | None = None
@@ -53,10 +63,12 @@ _threshold_fixed = False
 
 
 def _freeze() -> None:
-    global _started, _collect_pending
+    global _started, _collect_pending, _young_collected
     if _collect_pending:
         _collect_pending = False
         gc.collect()
+    elif _young_collected:
+        _young_collected = False
     elif _started:
         # The young generations only (milliseconds): little fresh garbage gets frozen.
         gc.collect(1)
@@ -75,6 +87,24 @@ def session_replaced() -> None:
         _switches = 0
         gc.unfreeze()
         _collect_pending = True
+
+
+@contextmanager
+def opening_session() -> Iterator[None]:
+    """``with opening_session():`` a session is read and its rows built (see the module
+    docstring). What a replaced session left young is collected first; inside, no automatic
+    collection runs; at the end what exists is frozen, unless a full collection is due (then
+    :func:`session_shown` makes it)."""
+    global _young_collected
+    from app.core.collector import collector_paused
+
+    if _started and not _collect_pending:
+        gc.collect(1)
+        _young_collected = True
+    with collector_paused():
+        yield
+        if not _collect_pending:
+            gc.freeze()
 
 
 def session_shown() -> None:

@@ -101,25 +101,26 @@ class SessionController(QObject):
             config = self.context.core_config()
         from app.core import Session
 
-        opened = True
-        try:
-            session = await Session.open(config, session_id=session_id, progress=self.open_progress)
-        except (FileNotFoundError, ValueError, OSError) as exc:
-            if session_id is None:
-                raise
-            opened = False
-            session = await Session.open(config)
-            self.notice.emit("error", f"Could not open that session: {exc}")
-        self.session = session
-        from .bridge import SessionBridge
+        with memory.opening_session():
+            opened = True
+            try:
+                session = await Session.open(config, session_id=session_id, progress=self.open_progress)
+            except (FileNotFoundError, ValueError, OSError) as exc:
+                if session_id is None:
+                    raise
+                opened = False
+                session = await Session.open(config)
+                self.notice.emit("error", f"Could not open that session: {exc}")
+            self.session = session
+            from .bridge import SessionBridge
 
-        self.bridge = SessionBridge(session, self)
-        self.bridge.event_received.connect(self._on_event)
-        self.bridge.failed.connect(self.problem)
-        if session_id is not None and opened:
-            events = session.replay_events()
-            await prepare_replay(events, self.open_progress)  # long messages, off-thread
-            self.session_resumed.emit(events)
+            self.bridge = SessionBridge(session, self)
+            self.bridge.event_received.connect(self._on_event)
+            self.bridge.failed.connect(self.problem)
+            if session_id is not None and opened:
+                events = session.replay_events()
+                await prepare_replay(events, self.open_progress)  # long messages, off-thread
+                self.session_resumed.emit(events)
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)

@@ -126,3 +126,55 @@ def test_opening_a_session_fixes_the_mmap_threshold_first(
     assert calls[:1] == [(-3, memory.MMAP_THRESHOLD)]
     assert memory.fix_mmap_threshold()
     assert len(calls) == 1  # once per process
+
+
+def test_opening_a_saved_session_runs_no_collection_and_freezes_what_it_built(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: Any
+) -> None:
+    """Reading a session and building its rows make containers that all stay alive: the
+    collector's automatic runs walked them for nothing before the first paint. While the
+    session opens only the young collection asked for at the switch runs, and what the open
+    built is frozen before the window paints it."""
+    from app.demo import Reply
+
+    from .helpers import type_and_send, wait_idle
+
+    window = make_window()
+    for number in range(25):
+        server.enqueue(Reply(text=f"answer {number} " + "word " * 40))
+        type_and_send(qtbot, window, f"question {number}")
+        wait_idle(qtbot, window)
+    session_id = window.session.id
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+
+    asked: list[int] = []
+    real_collect = gc.collect
+
+    def collect(generation: int = 2) -> int:
+        asked.append(generation)
+        return real_collect(generation)
+
+    ran: list[int] = []
+
+    def on_collection(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            ran.append(info["generation"])
+
+    unfrozen_rows: list[int] = []
+
+    def on_opened(_session_id: str) -> None:  # before the first paint of the session
+        gc.callbacks.remove(on_collection)
+        ids = {id(obj) for obj in gc.get_objects()}
+        unfrozen_rows.append(sum(1 for row in window.transcript.rows if id(row) in ids))
+
+    window.controller.session_opened.connect(on_opened)
+    monkeypatch.setattr(gc, "collect", collect)
+    gc.callbacks.append(on_collection)
+    try:
+        qtbot.waitUntil(window._schedule_open(session_id).done, timeout=5000)
+    finally:
+        if on_collection in gc.callbacks:
+            gc.callbacks.remove(on_collection)
+    assert len(window.transcript.message_rows()) == 50
+    assert ran == asked == [1]  # the young collection at the switch, nothing automatic
+    assert unfrozen_rows == [0]
