@@ -456,14 +456,14 @@ class TranscriptView(VirtualRowArea):
             self._end_retry_wait()
         if event.type == "agent_message_delta":  # the most frequent first
             self._on_agent_message_delta(event)
+        elif event.type == "item_completed":  # the most frequent in a replay
+            self._on_item_completed(event)
         elif event.type == "turn_started":
             self._on_turn_started(event)
         elif event.type == "undo_available":
             self._on_undo_available(event)
         elif event.type == "item_started":
             self._on_item_started(event)
-        elif event.type == "item_completed":
-            self._on_item_completed(event)
         elif event.type == "agent_message":
             self._on_agent_message(event)
         elif event.type == "context_compacted":
@@ -786,9 +786,10 @@ class TranscriptView(VirtualRowArea):
         for every event, widgets (and Markdown rendering) only for those on screen."""
         self.clear()
         self._end_opening()
+        handle = self.handle_event  # looked up once: a Qt object's attributes cost more
         with self.hold():
             for event in events:
-                self.handle_event(event)
+                handle(event)
         forget_prepared()
         self.scroll_to_bottom()
 

@@ -83,14 +83,17 @@ class VirtualRowArea(QAbstractScrollArea):
             width = self._held_width
         else:
             width = self._row_width()
-        row.height = row.estimate_height(width, self._font_metrics())
+        row.height = row.estimate_height(width, self._metrics or self._font_metrics())
         self.rows.append(row)
         self._tops.append(0)
-        self._stale_from = min(self._stale_from, row.index)
-        if self._hold:
-            self._again = True
-        else:
+        # Only what changes is set: setting an attribute of a Qt object costs ten times
+        # reading it, and a reopened session appends ten thousand rows in a row.
+        if self._stale_from > row.index:
+            self._stale_from = row.index
+        if not self._hold:
             self.relayout()
+        elif not self._again:
+            self._again = True
         return row
 
     def insert_rows(self, index: int, new_rows: list[Any]) -> None:
