@@ -790,8 +790,10 @@ class TranscriptView(VirtualRowArea):
         with self.hold():
             for event in events:
                 handle(event)
+            # At the end, in the same layout pass: a second pass laid out a second long part
+            # in the same block (each pass lays out at least one, see ``layout_budget``).
+            self.scroll_to_bottom()
         forget_prepared()
-        self.scroll_to_bottom()
 
     # -- palette ----------------------------------------------------------------------------
 

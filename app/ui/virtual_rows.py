@@ -88,7 +88,7 @@ class VirtualRowArea(QAbstractScrollArea):
         self._tops.append(0)
         # Only what changes is set: setting an attribute of a Qt object costs ten times
         # reading it, and a reopened session appends ten thousand rows in a row.
-        if self._stale_from > row.index:
+        if self._stale_from > row.index:  # noqa: PLR1730 - min() would set it each time
             self._stale_from = row.index
         if not self._hold:
             self.relayout()

@@ -174,3 +174,33 @@ def test_a_pasted_unbroken_line_wraps_anywhere_in_the_composer_and_is_sent_uncha
     wait_idle(qtbot, window)
     assert window.transcript.message_rows("user")[-1].text == pasted
     assert edit.wordWrapMode() == word_wrap  # ordinary typing wraps at words again
+
+
+def test_a_reopened_long_message_has_one_part_laid_out_in_the_replay_the_rest_later(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: Any
+) -> None:
+    """The replay ends in one layout pass, which lays out one long part (a second pass, to
+    scroll to the end, laid out a second one in the same block); the parts still on screen
+    follow in later passes, and the view ends at the bottom."""
+    window = make_window()
+    message = unbroken(12 * SEGMENT_CHARS + 1, alphabet="0123456789abcdef")
+    server.enqueue(Reply(text="Noted."))
+    window.send_message(message)
+    wait_idle(qtbot, window)
+    session_id = window.session.id
+    run(qtbot, window.open_session(None))
+
+    transcript = window.transcript
+    built: list[Any] = []
+    in_replay: list[int] = []
+    create, replay = transcript.create_row_widget, transcript.replay
+    monkeypatch.setattr(transcript, "create_row_widget", lambda row: (built.append(row), create(row))[1])
+    monkeypatch.setattr(transcript, "replay", lambda events: (replay(events), in_replay.append(len(built))))
+    run(qtbot, window.open_session(session_id))
+    row = transcript.message_rows("user")[-1]
+    long_parts_built = [part for part in built[: in_replay[0]] if part in parts_of(row)]
+    assert len(long_parts_built) == 1
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: not transcript._deferred, timeout=5000)
+    assert len([part for part in built if part in parts_of(row)]) > 1  # the others followed
+    assert bar.value() == bar.maximum()
