@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from .items import Item, is_message, item_count_parts, message_text
+from .text_key import TextKey
 from .tokens import TokenCounter
 
 
@@ -194,17 +195,18 @@ class ContextHistory:
         """Count again the items whose readable text is one of ``texts`` (huge texts whose
         estimate the counter has since replaced by an exact count); True if a count changed.
         Items not counted yet are left to be counted when needed."""
-        wanted = set(texts)
+        # By ``TextKey``: hashing each huge text whole blocked every thread 10-15 ms.
+        wanted = {TextKey(text) for text in texts}
         if not wanted:
             return False
-        shortest = min(len(text) for text in wanted)
+        shortest = min(len(key.text) for key in wanted)
         changed = False
         for index, item in enumerate(self._items):
             old = self._item_tokens[index]
             if old < 0:
                 continue
             readable = item_count_parts(item)[0]
-            if len(readable) < shortest or readable not in wanted:
+            if len(readable) < shortest or TextKey(readable) not in wanted:
                 continue
             tokens = self._counter.count_item(item)
             if tokens != old:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 from .dirs import default_cache_dir
 from .items import Item, item_count_parts
+from .text_key import TextKey
 from .tiktoken_counts import _count_in_steps, _report_from, sampled_estimate
 from .token_estimate import (
     ITEM_OVERHEAD_TOKENS,
@@ -190,9 +191,10 @@ class TokenCounter:
         self._encoder: tiktoken.Encoding | None = None
         self._load: _Load | None = None
         self._big_counts: OrderedDict[str, int] = OrderedDict()  # see BIG_TEXT_CHARS
-        # See HUGE_TEXT_CHARS: exact counts made by ``refine``, and estimates awaiting one.
-        self._huge_counts: OrderedDict[str, int] = OrderedDict()
-        self._estimated: dict[str, int] = {}
+        # See HUGE_TEXT_CHARS: exact counts made by ``refine``, and estimates awaiting one,
+        # by ``TextKey`` (hashing the whole of a 50 MB text blocked every thread 10-15 ms).
+        self._huge_counts: OrderedDict[TextKey, int] = OrderedDict()
+        self._estimated: dict[TextKey, int] = {}
         # Called when :meth:`count` gave a huge text an estimate (on the thread that asked:
         # the event loop's in the core), so the owner schedules :meth:`refine`.
         self.on_estimate: Callable[[], None] | None = None
@@ -249,22 +251,23 @@ class TokenCounter:
     def _huge(self, text: str) -> int:
         """A huge text's exact count when ``refine`` has made it, else its estimate (made
         once, then kept until ``refine`` replaces it)."""
-        known = self._huge_counts.get(text)
+        key = TextKey(text)
+        known = self._huge_counts.get(key)
         if known is not None:
             return known
-        estimate = self._estimated.get(text)
+        estimate = self._estimated.get(key)
         if estimate is None:
             encoder = self._current_encoder()
             if encoder is None and self.state == "unavailable":
                 return approx_tokens(text)  # estimates are all there will ever be
-            estimate = self._estimated[text] = sampled_estimate(encoder, text)
+            estimate = self._estimated[key] = sampled_estimate(encoder, text)
             if self.on_estimate is not None:
                 self.on_estimate()
         return estimate
 
     def refined_texts(self) -> list[str]:
         """The huge texts :meth:`refine` has counted exactly (and whose counts are kept)."""
-        return list(self._huge_counts)
+        return [key.text for key in self._huge_counts]
 
     @property
     def estimating(self) -> bool:
@@ -276,7 +279,7 @@ class TokenCounter:
         """Count exactly, in a worker thread, every huge text that was given an estimate;
         the texts now counted (a caller holding their estimates counts them again). Waits
         for the tokenizer when it is still loading."""
-        texts = list(self._estimated)
+        texts = [key.text for key in self._estimated]
         if not texts:
             return []
         if self._load is not None and self._encoder is None:
@@ -292,11 +295,12 @@ class TokenCounter:
 
     def _remember_huge(self, text: str, tokens: int) -> None:
         """``text``'s exact count, kept (and its estimate, if it had one, dropped)."""
-        self._huge_counts[text] = tokens
-        self._huge_counts.move_to_end(text)
+        key = TextKey(text)
+        self._huge_counts[key] = tokens
+        self._huge_counts.move_to_end(key)
         while len(self._huge_counts) > _HUGE_COUNTS_KEPT:
             self._huge_counts.popitem(last=False)
-        self._estimated.pop(text, None)
+        self._estimated.pop(key, None)
 
     def _remember(self, text: str, tokens: int) -> None:
         self._big_counts[text] = tokens
@@ -318,13 +322,16 @@ class TokenCounter:
         With ``estimate_huge``, huge texts (:data:`HUGE_TEXT_CHARS`) only get their estimate
         (exact counts follow from :meth:`refine`); otherwise they are counted exactly too."""
         texts = list(texts)
-        huge = [t for t in texts if len(t) >= HUGE_TEXT_CHARS and t not in self._huge_counts]
+        huge = [
+            t for t in texts if len(t) >= HUGE_TEXT_CHARS and TextKey(t) not in self._huge_counts
+        ]
         if estimate_huge:
             for text in huge:
                 encoder = self._current_encoder()
-                if text in self._estimated or (encoder is None and self.state == "unavailable"):
+                key = TextKey(text)
+                if key in self._estimated or (encoder is None and self.state == "unavailable"):
                     continue
-                self._estimated[text] = await asyncio.to_thread(sampled_estimate, encoder, text)
+                self._estimated[key] = await asyncio.to_thread(sampled_estimate, encoder, text)
         encoder = self._current_encoder()
         if encoder is None:
             return
