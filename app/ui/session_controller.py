@@ -121,6 +121,12 @@ class SessionController(QObject):
                 events = session.replay_events()
                 await prepare_replay(events, self.open_progress)  # long messages, off-thread
                 self.session_resumed.emit(events)
+                # The conversation is drawn: the window may paint it before the rest of the
+                # opening (the session list, the title, the settings saved), which made one
+                # block of 20-25 ms with the replay when the session holds a huge message.
+                import asyncio
+
+                await asyncio.sleep(0)
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)

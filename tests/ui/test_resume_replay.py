@@ -88,3 +88,26 @@ def test_a_reopened_session_renders_exactly_as_it_did_live(
     opened = window._schedule_open(session_id)
     qtbot.waitUntil(opened.done, timeout=5000)
     assert snapshot(window) == live
+
+
+def test_the_window_may_paint_a_reopened_conversation_before_the_rest_of_the_opening(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    """Drawing a huge message and finishing the opening (session list, title, settings
+    saved) made one long block; the event loop turns between the two."""
+    import asyncio
+
+    window = make_window()
+    server.enqueue(Reply(text="an answer"))
+    send(qtbot, window, "a question")
+    session_id = window.session.id
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    order: list[str] = []
+    loop = asyncio.get_event_loop()
+    window.controller.session_resumed.connect(
+        lambda _events: loop.call_soon(lambda: order.append("loop turned"))
+    )
+    window.controller.session_opened.connect(lambda _id: order.append("opened"))
+    qtbot.waitUntil(window._schedule_open(session_id).done, timeout=5000)
+    assert order == ["loop turned", "opened"]
+    assert [row.text for row in window.transcript.message_rows()] == ["a question", "an answer"]
