@@ -21,6 +21,7 @@ def small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rollout, "_HUGE_STRING_BYTES", 64)
     monkeypatch.setattr(rollout, "_DECODE_STEP", 37)
     monkeypatch.setattr(rollout, "READ_STEP", 1000)
+    monkeypatch.setattr(rollout, "_FIND_WINDOW", 23)  # a closing quote searched in windows
 
 
 def tricky_text(length: int, seed: int) -> str:
