@@ -268,8 +268,11 @@ class TranscriptView(VirtualRowArea):
     def add_message(self, role: str, text: str, item_id: str = "") -> MessageRow:
         if item_id and item_id in self._messages:
             row = self._messages[item_id]
-            row.set_text(text)
-            row.render_markdown()
+            # A message arrives twice (started, then completed), mostly unchanged: rendering
+            # the same text again would only measure its parts on screen again.
+            if row.dirty or row.shown_end != len(text) or row.text != text:
+                row.set_text(text)
+                row.render_markdown()
             return row
         row = MessageRow(self, role, text, item_id)
         if item_id:
