@@ -45,8 +45,9 @@ LIMIT_MS = 16.0  # issue 22's goal for every step (blocks over it are counted)
 # reply 18.7, reopen 14.6 ms). The paste meets it: a 128 KB paste is a chip in the composer, not
 # a 128 KB line for Qt to lay out (50-58 ms before; 5-9 ms, main-thread CPU 3-4 ms, on a loaded
 # machine since). The user step's longest block holds 9-11 ms of main-thread CPU (13-17 before
-# the message arriving twice was rendered once); its wall time on a loaded machine adds waiting
-# for a CPU, so it keeps its interim guard until measured on an idle one.
+# the message arriving twice was rendered once) and 8-20 ms of CPU and blocking together (14-40
+# before the recall worker stopped being started at every turn); its wall time on a loaded
+# machine adds the wait for a CPU, so it keeps its interim guard until measured on an idle one.
 STEP_LIMITS_MS = {"reply": 25.0, "paste": 16.0, "user": 30.0, "reopen": 20.0}
 LONGEST: list[Any] = []  # [token counting, collection after open], set by the worker
 
