@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QHelpEvent
+from PySide6.QtWidgets import QApplication, QMenu, QToolTip
 
 from app.demo import Reply
 from app.ui.paste_chips import CHIP_CHARS, OBJECT
@@ -209,6 +209,12 @@ def test_double_clicking_the_chip_shows_its_text(qtbot: Any, make_window: Any) -
     middle = left.center()
     middle.setX((left.left() + right.left()) // 2)
     assert edit.chips.at_point(middle) == 4
+    # Hovering it says what it holds and how to act on it.
+    hover = QHelpEvent(QEvent.Type.ToolTip, middle, edit.viewport().mapToGlobal(middle))
+    QApplication.sendEvent(edit.viewport(), hover)
+    qtbot.waitUntil(QToolTip.isVisible)
+    assert QToolTip.text().startswith("Pasted text · 15,000 characters\n\n" + pasted[:40])
+    QToolTip.hideText()
     qtbot.mouseDClick(edit.viewport(), Qt.MouseButton.LeftButton, pos=middle)
     dialog = window.composer.chip_dialog
     assert dialog is not None
