@@ -167,6 +167,16 @@ class TranscriptView(VirtualRowArea):
             return CompactionRowWidget(row, self.renderer, self.viewport())
         return row_widget(row, self.renderer, self.viewport())
 
+    def widget_for(self, row: Any) -> Any:
+        """``row``'s widget, showing the row's current text (see ``TranscriptRow.stale``)."""
+        if row._widget is None:
+            row.stale = False  # a new widget renders the current text
+        widget = super().widget_for(row)
+        if row.stale:
+            row.stale = False
+            widget.render_text()
+        return widget
+
     def insert_rows_after(self, row: TranscriptRow, rows: list[TranscriptRow]) -> None:
         """Put ``rows`` right below ``row`` (the further parts of a long message)."""
         self.insert_rows(row.index + 1, rows)
@@ -425,14 +435,16 @@ class TranscriptView(VirtualRowArea):
     def _finish_item(self, row: MessageRow) -> None:
         """``row``'s item completed: its text is final."""
         self._partial.pop(row.item_id, None)
+        # Rendered only if the text changed since the last render: the reply's final text
+        # arrives twice (item_completed, then agent_message), and a render of an unchanged
+        # text still re-measured the row's parts (6 ms at the end of a long reply). Rendered
+        # as the stream's last frame (one part laid out per pass, see ``layout_budget``): the
+        # parts the end of the text adds come on screen over the next passes.
+        if row.dirty:
+            row.render_markdown()
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None
-        # Rendered only if the text changed since the last render: the reply's final text
-        # arrives twice (item_completed, then agent_message), and a render of an unchanged
-        # text still re-measured the row's parts (6 ms at the end of a long reply).
-        if row.dirty:
-            row.render_markdown()
         if row.streaming:
             row.set_streaming(False)
 
