@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -87,14 +87,24 @@ class DemoBanner(QFrame):
         self.button.setToolTip("Choose a model provider and enter an API key")
         self.button.clicked.connect(self.open_settings)
         layout.addWidget(self.button)
-        self.restyle()
+        self._styled = False  # styled when shown: most windows never show it
 
     def restyle(self) -> None:
+        """Take the theme's colours (at once when shown, else when next shown)."""
+        self._styled = False
+        if not self.isVisible():
+            return
         c = colors()
         self.setStyleSheet(
             f"QFrame#demoBanner {{ background: {c.banner_bg}; border-bottom: 1px solid {c.border}; }}"
         )
         self.icon_label.setPixmap(icon("info", c.accent).pixmap(16, 16))
+        self._styled = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._styled:
+            self.restyle()
 
 
 class MainWindow(QMainWindow):
@@ -249,8 +259,9 @@ class MainWindow(QMainWindow):
         self.addToolBar(bar)
         self.toolbar = bar
         for action in bar.actions():
-            widget = bar.widgetForAction(action)
-            if widget is not None and action.text():
+            # Only actions with a text: a separator's widget is of a class private to Qt, and
+            # PySide6 finds its Python type by creating every widget type it knows (16 ms).
+            if action.text() and (widget := bar.widgetForAction(action)) is not None:
                 widget.setAccessibleName(action.text().rstrip("…"))
         self.compact_button = bar.widgetForAction(self.compact_action)
 
