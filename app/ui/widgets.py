@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -28,6 +28,9 @@ from PySide6.QtWidgets import (
 
 from .icons import icon
 from .long_text import strip_breaks
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QUrl  # its enums are not needed before the first paint
 
 # The scheme of the links Markdown rendering puts on code blocks (see ``markdown``).
 COPY_SCHEME = "coco-copy"

@@ -15,23 +15,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 
 REPO = Path(__file__).resolve().parents[2]
 
 # Runs the launcher; at the end of the main window's first frame, prints what was loaded.
 _FIRST_FRAME = """
-import json, os, sys
+import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QMainWindow
 
 def report():
-    widgets = sys.modules["PySide6.QtWidgets"].__dict__
-    print(json.dumps({
-        "qt_widget_types": sorted(k for k in widgets if k.startswith("Q")),
+    def types(module):
+        return sorted(k for k in sys.modules[module].__dict__ if k.startswith("Q"))
+    loaded = {
+        "qt_widget_types": types("PySide6.QtWidgets"),
+        "qt_core_types": types("PySide6.QtCore"),
         "modules": sorted(sys.modules),
-    }), flush=True)
+    }
+    import json  # after the list is taken
+    print(json.dumps(loaded), flush=True)
     os._exit(0)
 
 class FirstPaint(QObject):
@@ -73,8 +78,13 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     # Drawn only for a status-bar message; the tray only for a notification.
     assert "QStyle" not in types
     assert "QSystemTrayIcon" not in types
+    assert "QUrl" not in loaded["qt_core_types"]  # links in rendered messages
     modules = set(loaded["modules"])
     assert "app.ui.wheel_guard" not in modules  # the settings panel's
+    assert "app.ui.summary_editor" not in modules  # a compaction marker's Edit
+    assert "app.ui.find_bar" not in modules  # Ctrl+F
+    assert "html" not in modules  # escaping a marker's title
+    assert "json" not in modules  # a tool call's arguments, the key file
 
 
 def test_toolbar_buttons_are_named_after_their_actions(make_window: Any) -> None:
@@ -125,3 +135,32 @@ def test_a_status_message_and_the_model_name_are_drawn(make_window: Any) -> None
     status.clearMessage()
     assert with_message != status.grab().toImage()
 
+
+
+def _tab_stops(window: Any) -> list[str]:
+    """The accessible names of the controls Tab reaches, in order (enabled or not)."""
+    names: list[str] = []
+    widget = window.nextInFocusChain()
+    while widget is not window:
+        if widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.accessibleName():
+            names.append(widget.accessibleName())
+        widget = widget.nextInFocusChain()
+    return names
+
+
+def test_the_find_bar_opens_under_the_banner_with_its_place_in_the_tab_order(
+    make_window: Any, qtbot: Any
+) -> None:
+    window = make_window()
+    window.find_action.trigger()  # Session → Find in conversation… (Ctrl+F)
+    bar = window.find_bar
+    qtbot.waitUntil(bar.isVisible)
+    column = window.transcript.parentWidget().layout()
+    assert column.indexOf(window.banner) < column.indexOf(bar) < column.indexOf(window.transcript)
+    stops = _tab_stops(window)
+    start = stops.index("Open settings")
+    assert stops[start:start + 7] == [
+        "Open settings", "Find in conversation", "Previous match (Shift+Enter)",
+        "Next match (Enter)", "Close find", "Transcript", "Message",
+    ]
+    assert window.find_bar is bar  # built once
