@@ -10,7 +10,6 @@ builds its widget if it has none at that moment. A row knows its widget only as 
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -78,6 +77,8 @@ def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
 
 
 def pretty_arguments(arguments: str) -> str:
+    import json  # not needed before the window's first paint
+
     try:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except (ValueError, TypeError):

@@ -12,7 +12,6 @@ or replayed for a reopened session (``replay``), and never touches the history i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -559,7 +558,11 @@ class TranscriptView(VirtualRowArea):
         elif item.kind == "function_call_output":
             call_id = str(data.get("call_id", item.id))
             output = data.get("output", "")
-            self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
+            if not isinstance(output, str):
+                import json  # not needed before the window's first paint
+
+                output = json.dumps(output)
+            self.set_tool_output(call_id, output)
             if data.get("pinned"):
                 self._tools[call_id].set_pinned(str(data["pinned"]))
         elif item.kind == "reasoning":
