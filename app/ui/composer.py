@@ -4,6 +4,7 @@ a completion list of slash commands, and an inline hint for commands that cannot
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -41,17 +42,12 @@ from .commands import (
     parse_command,
     unescape_message,
 )
-from .paste_chips import (
-    CHIP_CHARS,
-    OBJECT,
-    PREVIEW_CHARS,
-    PastedTextDialog,
-    PastedTexts,
-    chip_label,
-    describe,
-)
+from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
 from .theme import colors
 from .widgets import tool_button
+
+if TYPE_CHECKING:
+    from .paste_viewer import PastedTextDialog
 
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
 # A run without whitespace this long is wrapped anywhere: wrapping it at word boundaries costs
@@ -315,6 +311,8 @@ class Composer(QWidget):
         text = self.edit.chips.text_of(position)
         if text is None:
             return None
+        from .paste_viewer import PastedTextDialog  # with the first chip viewed
+
         dialog = PastedTextDialog(text, self)
 
         def edit() -> None:

@@ -21,7 +21,7 @@ pasted, and its text is kept here under an id the character's format carries:
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSizeF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSizeF
 from PySide6.QtGui import (
     QFontMetricsF,
     QPainter,
@@ -30,17 +30,8 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
     QTextFormat,
-    QTextOption,
 )
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QPlainTextEdit
 
 from .theme import colors
 
@@ -72,12 +63,15 @@ class PastedTexts(QPyTextObject):
         self._edit = edit
         self._texts: dict[int, str] = {}
         self._next_id = 1
-        edit.document().documentLayout().registerHandler(CHIP_OBJECT, self)
+        self._registered = False  # as the drawer of chips, at the first one (not at start-up)
 
     # -- the texts --------------------------------------------------------------------------
 
     def insert(self, cursor: QTextCursor, text: str) -> None:
         """Put a chip holding ``text`` at ``cursor`` (replacing its selection): one undo step."""
+        if not self._registered:
+            self._edit.document().documentLayout().registerHandler(CHIP_OBJECT, self)
+            self._registered = True
         chip_id, self._next_id = self._next_id, self._next_id + 1
         self._texts[chip_id] = text
         chip = QTextCharFormat()
@@ -206,42 +200,3 @@ class PastedTexts(QPyTextObject):
             if position >= 0 and self.text_of(position) is not None:
                 return position
         return None
-
-
-class PastedTextDialog(QDialog):
-    """The text a chip holds, read-only, with what can be done with the chip."""
-
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Pasted text")
-        self.setAccessibleName("Pasted text")
-        self.resize(720, 480)
-        layout = QVBoxLayout(self)
-        self.summary = QLabel(describe(text), self)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.summary)
-        self.view = QPlainTextEdit(self)
-        self.view.setReadOnly(True)
-        self.view.setAccessibleName("Pasted text")
-        self.view.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse
-            | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
-        self.view.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
-        self.view.setPlainText(text)
-        layout.addWidget(self.view, 1)
-        buttons = QDialogButtonBox(self)
-        self.edit_button = QPushButton("Edit as text", self)
-        self.edit_button.setToolTip("Put the text itself in the message box, to edit it")
-        self.remove_button = QPushButton("Remove", self)
-        self.remove_button.setToolTip("Take the pasted text out of the message (Ctrl+Z undoes)")
-        buttons.addButton(self.edit_button, QDialogButtonBox.ButtonRole.ActionRole)
-        buttons.addButton(self.remove_button, QDialogButtonBox.ButtonRole.DestructiveRole)
-        close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        close.clicked.connect(self.reject)
-        # Enter closes; removing or editing is always a choice of its own.
-        for button in (self.edit_button, self.remove_button):
-            button.setAutoDefault(False)
-        close.setDefault(True)
-        layout.addWidget(buttons)
-        self.view.setFocus()
