@@ -205,14 +205,78 @@ def _lists_tokens(*lists: list[str]) -> int:
 
 def _without_contained_notes(block: CarriedOver) -> CarriedOver:
     """The block less the notes whose words are all inside another of its notes (the longer
-    one says it all). One search of each key in all the keys joined: a key found twice is
-    inside another note. Run on what the budget kept, so it stays small."""
-    keys = [_key(note) for note in block.notes]
-    joined = "\n".join(keys)
-    kept = tuple(n for n, k in zip(block.notes, keys, strict=True) if joined.count(k) < 2)
-    if len(kept) == len(block.notes):
+    one says it all): a note whose key is found in another note's key. Run on what the budget
+    kept, so it stays small."""
+    contained = _CONTAINED.of([_key(note) for note in block.notes])
+    if not contained:
         return block
+    kept = tuple(n for i, n in enumerate(block.notes) if i not in contained)
     return CarriedOver(
         kept, block.files_changed, block.files_read, block.commands,
         block.dropped + len(block.notes) - len(kept),
     )
+
+
+def contained_by_search(keys: list[str]) -> set[int]:
+    """The indices of ``keys`` found inside another of them: each key searched for in all the
+    keys joined (a key found twice is inside another; keys hold no line breaks)."""
+    joined = "\n".join(keys)
+    return {index for index, key in enumerate(keys) if joined.count(key) >= 2}
+
+
+class Containment:
+    """:func:`contained_by_search` that remembers which keys each key is inside, for the keys
+    of its last two calls. The notes of a merge are mostly those of the last ones (the block
+    carried before, the same messages leaving; a compaction merges twice, the second time
+    with a few more leaving): only the keys not seen then are searched for, and searched in."""
+
+    def __init__(self) -> None:
+        self._keys: frozenset[str] = frozenset()  # the keys of the last two calls
+        self._last: frozenset[str] = frozenset()  # the keys of the last call
+        self._inside: dict[str, tuple[str, ...]] = {}  # a key -> the known keys it is inside
+
+    def of(self, keys: list[str]) -> set[int]:
+        """The indices of ``keys`` found inside another of them."""
+        current = frozenset(keys)
+        if len(current) != len(keys) or "" in current:
+            return contained_by_search(keys)  # not a merge's keys (never twice, never empty)
+        known, inside = self._keys, self._inside
+        new = [key for key in keys if key not in known]
+        if new:
+            inside = self._learn(new)
+            known = known | current
+        contained = {
+            index
+            for index, key in enumerate(keys)
+            if any(other in current for other in inside.get(key, ()))
+        }
+        keep = current | self._last
+        self._keys, self._last = keep, current
+        self._inside = {}
+        for key, others in inside.items():
+            if key in keep:
+                others = tuple(other for other in others if other in keep)
+                if others:
+                    self._inside[key] = others
+        return contained
+
+    def _learn(self, new: list[str]) -> dict[str, tuple[str, ...]]:
+        """What each key known or ``new`` is inside, among them all."""
+        known = list(self._keys)
+        everything = [*known, *new]
+        new_joined, all_joined = "\n".join(new), "\n".join(everything)
+        inside: dict[str, tuple[str, ...]] = {}
+        for key in known:
+            others = self._inside.get(key, ())
+            if key in new_joined:
+                others = (*others, *(other for other in new if key in other))
+            if others:
+                inside[key] = others
+        for key in new:
+            if all_joined.count(key) >= 2:  # once is itself
+                inside[key] = tuple(o for o in everything if o != key and key in o)
+        return inside
+
+
+# One per process, like the note cache: compactions run on the core's one thread.
+_CONTAINED = Containment()
