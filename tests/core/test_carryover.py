@@ -336,3 +336,10 @@ def test_a_note_inside_another_of_the_block_is_not_carried() -> None:
         "Deploys must go through the pipeline.",
     )
     assert carried.dropped == 1
+
+
+def test_the_remembered_specificity_of_a_note_is_the_one_read_again() -> None:
+    from app.core.compaction.carryover import _specificity
+
+    for text in [*FACTS.values(), PROSE, "The gateway listens on port 8443."]:
+        assert _specificity(text) == specificity(text) == _specificity(text)

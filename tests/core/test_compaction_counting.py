@@ -165,7 +165,9 @@ def test_count_memo_forgets_estimates_once_the_tokenizer_has_loaded() -> None:
     estimate = memo.count(text)
     memo.begin()
     assert memo.count(text) == estimate  # still estimating: the same answer, kept
-    counter.exact = True  # loaded: exact counts from now on, the estimates go
+    counter.exact = True  # loaded: the next compaction counts exactly
+    memo.begin()
     assert memo.count(text) == counter.count(text) == estimate * 2
     memo.begin()
     assert memo.count(text) == estimate * 2
+    assert counter.counted == [text, text, text]  # the estimate, the exact count, the check

@@ -26,20 +26,19 @@ class CountMemo:
         self._known: dict[str, int] = {}
         self._last: dict[str, int] = {}
         # Whether the counts kept are exact: estimates made before the tokenizer loaded are
-        # not what the counter says once it has, so they go when it has.
+        # not what the counter says once it has, so the next compaction does not see them.
         self._exact = counter.exact
 
     def begin(self) -> None:
         """A new compaction starts: what the last one counted is kept for it to look up, and
-        what the one before counted goes."""
+        what the one before counted goes (all of it, when the tokenizer has loaded since)."""
         known, self._known = self._known, {}
+        if self._counter.exact is not self._exact:
+            self._exact = self._counter.exact
+            known = {}
         self._last = {text: tokens for text, tokens in known.items() if len(text) < BIG_TEXT_CHARS}
 
     def count(self, text: str) -> int:
-        if self._counter.exact is not self._exact:
-            self._known.clear()
-            self._last.clear()
-            self._exact = self._counter.exact
         tokens = self._known.get(text)
         if tokens is None:
             tokens = self._last.get(text)
