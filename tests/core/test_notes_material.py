@@ -151,3 +151,27 @@ def test_select_with_notes_gives_the_same_with_the_reader_as_without() -> None:
     assert select_with_notes(longer, 600, 300, approx_tokens, reader) == select_with_notes(
         longer, 600, 300, approx_tokens
     )
+
+
+def test_the_notes_of_the_leaving_messages_are_read_once_per_material(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.core.compaction.note_cache import extract_many
+
+    material = NotesReader()(_history(30))
+    calls: list[int] = []
+
+    def counted(texts: Any, limit: Any = None) -> Any:
+        calls.append(len(texts))
+        return extract_many(texts, limit)
+
+    monkeypatch.setattr(notes_material, "extract_many", counted)
+    first = material.notes_of(0, 20, 48)
+    assert first == extract_many(list(material.messages[:20]), 48)
+    first.append(("changed by the caller", 0))  # a copy: what is remembered stays
+    assert material.notes_of(0, 20, 48) == extract_many(list(material.messages[:20]), 48)
+    assert calls == [20]
+    # Other messages, or another limit, are read.
+    assert material.notes_of(20, 25, 48) == extract_many(list(material.messages[20:25]), 48)
+    assert material.notes_of(0, 20, 4) == extract_many(list(material.messages[:20]), 4)
+    assert calls == [20, 5, 20]

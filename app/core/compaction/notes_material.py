@@ -11,9 +11,10 @@ items read last (the same items, in the same order) is read only from where thos
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..items import INJECTED_PREFIXES, Item, item_type, message_text
+from .note_cache import extract_many
 from .notes_block import CarriedOver, is_notes_message, is_notes_text, notes_from_text
 from .prompts import summary_prefix
 from .tool_traffic import TOOL_ITEM_TYPES, tool_traffic
@@ -31,6 +32,19 @@ class NotesMaterial:
     previous: CarriedOver
     tools: Sequence[Item]
     traffic: Traffic
+    _notes: dict[tuple[int, int, int], list[tuple[str, int]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def notes_of(self, start: int, end: int, limit: int) -> list[tuple[str, int]]:
+        """:func:`extract_many` of ``messages[start:end]`` with ``limit``, remembered: a
+        compaction run again on the same history (the reader gives it the same material)
+        asks for the same messages' notes."""
+        key = (start, end, limit)
+        notes = self._notes.get(key)
+        if notes is None:
+            notes = self._notes[key] = extract_many(self.messages[start:end], limit)
+        return list(notes)
 
 
 class _Scan:

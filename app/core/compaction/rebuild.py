@@ -17,7 +17,6 @@ from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
 from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
 from .carryover import candidate_limit, carry_over
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
-from .note_cache import extract_many
 from .notes_block import CarriedOver, is_notes_message, is_notes_text
 from .notes_material import NotesMaterial, read_notes_material
 from .prompts import summary_prefix, summary_text
@@ -134,9 +133,10 @@ def select_with_notes(
         material.messages, material.previous, material.tools, material.traffic
     )
     kept, truncated = select_kept_messages(messages, budget, count)
+    # What leaves is always the oldest of the messages: ``leaving_messages`` is a prefix.
     leaving = leaving_messages(messages, kept, truncated)
     limit = candidate_limit(notes_budget)
-    extracted = extract_many(leaving, limit)
+    extracted = material.notes_of(0, len(leaving), limit)
     carried = carry_over(leaving, tools, previous, notes_budget, count, extracted, traffic)
     if carried.empty:
         return kept, truncated, carried, 0
@@ -150,10 +150,10 @@ def select_with_notes(
             more = leaving_messages(messages, kept, truncated)
             # What leaves now is what left before and a few newer messages: only those are
             # read for facts.
-            if more[: len(leaving)] == leaving:
-                extracted = extracted + extract_many(more[len(leaving) :], limit)
+            if len(more) >= len(leaving):
+                extracted = extracted + material.notes_of(len(leaving), len(more), limit)
             else:
-                extracted = extract_many(more, limit)
+                extracted = material.notes_of(0, len(more), limit)
             carried = carry_over(
                 more, tools, previous, notes_budget, count, extracted, traffic
             )
