@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from ..items import Item
 from ..tokens import approx_tokens
@@ -79,14 +79,6 @@ LISTS_SHARE = 0.3
 _WORD_CHARS = re.compile(r"\w+")
 
 
-@dataclass
-class _Note:
-    text: str
-    order: int  # chronological position: lower is older
-    score: int  # how specific: the weights of the facts it holds
-    key: str = field(default="")
-
-
 # A note's words, to find notes that say the same: the same notes come back at every compaction
 # (the block carried before, the digest-cached notes of each message) and twice within one,
 # and reading their words again was a quarter of the merge's time.
@@ -124,7 +116,8 @@ def carry_over(
     ``tool_items``, when the caller has them already."""
     if extracted is None:
         extracted = extract_many(list(leaving), candidate_limit(budget))
-    notes: list[_Note] = []
+    # The candidates, oldest first, each once: (specificity, chronological position, text).
+    notes: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     scored = [(text, _specificity(text)) for text in previous.notes]
     for text, score in [*scored, *extracted]:
@@ -132,12 +125,12 @@ def carry_over(
         if not key or key in seen:
             continue
         seen.add(key)
-        notes.append(_Note(text=text, order=len(notes), score=score, key=key))
+        notes.append((score, len(notes), text))
     if len(notes) > MAX_CANDIDATES:
         # Far more than any budget holds: the ones eviction would take first go now.
-        strongest = sorted(notes, key=lambda n: (n.score, n.order))[-MAX_CANDIDATES:]
+        strongest = sorted(notes)[-MAX_CANDIDATES:]  # by specificity, then position
         dropped_early = len(notes) - len(strongest)
-        notes = sorted(strongest, key=lambda n: n.order)
+        notes = sorted(strongest, key=lambda n: n[1])
     else:
         dropped_early = 0
     new_changed, new_read, new_commands = traffic or tool_traffic(tool_items)
@@ -155,24 +148,27 @@ def carry_over(
         max((commands, read, changed), key=len).pop()
     # Which notes stay: the most specific first, the newest first among equals, while their
     # estimated size fits; then one real count, and a smaller estimate if that was short.
-    ranked = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)
+    texts = [text for _, _, text in notes]
     # A note's line ("- " + text + a line break) in bytes / 4, not rounded: the block is
-    # counted whole.
-    costs = {n.order: (len(n.text.encode("utf-8")) + 3) / 4 for n in notes}
+    # counted whole. By rank: the most specific first, the newest first among equals.
+    ranked = [
+        (index, (len(texts[index].encode("utf-8")) + 3) / 4)
+        for index in sorted(range(len(notes)), key=lambda i: notes[i][:2], reverse=True)
+    ]
     target = budget
     best: CarriedOver | None = None
     for _ in range(6):
         header = CarriedOver((), tuple(changed), tuple(read), tuple(commands)).text()
         fixed = approx_tokens(header) + (len(NOTES_HEADING) + 2) / 4
         room: float = target - fixed
-        chosen: set[int] = set()
-        for note in ranked:
-            if costs[note.order] <= room:
-                chosen.add(note.order)
-                room -= costs[note.order]
+        chosen = bytearray(len(notes))
+        for index, cost in ranked:
+            if cost <= room:
+                chosen[index] = 1
+                room -= cost
             elif room < 8:
                 break
-        kept = tuple(n.text for n in notes if n.order in chosen)
+        kept = tuple(compress(texts, chosen))
         block = CarriedOver(
             kept, tuple(changed), tuple(read), tuple(commands),
             dropped_early + len(notes) - len(kept),
