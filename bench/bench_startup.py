@@ -13,7 +13,7 @@ the time until those are on screen too (``coco_content_s``: the transcript's fir
 the session opened) is reported beside the figure. Both children run from compiled bytecode, as
 installed programs do (see ``_launch``).
 
-Target: ≤ 2× the bare window.
+Target: goal ≤ 1.5× the bare window; guarded at 1.8× until met.
 """
 
 from __future__ import annotations
@@ -206,8 +206,9 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         figure="Coco launch / bare window",
         measured=coco_s,
         reference_value=bare_s,
-        # Guarded at 2 until the goal (1.5) is met; measured 1.9 on an idle machine.
-        targets=[Target("Coco launch / bare window (goal 1.5)", coco_s / bare_s, 2.0, "×")],
+        # Guarded at 1.8 until the goal (1.5) is met: measured 1.57-1.79 on a loaded machine
+        # (main-thread CPU to the first paint 1.63-1.68x the bare window's); 1.9 before.
+        targets=[Target("Coco launch / bare window (goal 1.5)", coco_s / bare_s, 1.8, "×")],
         extra={
             "coco_runs_s": [round(x, 3) for x in shown],
             "bare_runs_s": [round(x, 3) for x in bare],

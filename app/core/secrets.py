@@ -8,7 +8,6 @@ appears in a log line, an exception message or a repr.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import stat
@@ -228,6 +227,8 @@ class SecretStore:
             log.warning("Could not read %s (%s)", self.path.name, exc.strerror)
             return {}
         self._tighten_mode()
+        import json  # not at import: the store is made before the window's first paint
+
         try:
             data = json.loads(raw.decode("utf-8"))
         except ValueError:
@@ -252,6 +253,7 @@ class SecretStore:
         try:
             self.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._keep_unreadable_file()
+            import json
             import uuid
 
             temp = self.path.with_name(f".{SECRETS_FILE}-{uuid.uuid4().hex}.tmp")
@@ -284,6 +286,8 @@ class SecretStore:
             raw = self.path.read_bytes()
         except OSError:
             return
+        import json
+
         try:
             data = json.loads(raw.decode("utf-8"))
         except ValueError:

@@ -7,20 +7,11 @@ the core still allows it. ``CompactionRow`` holds the marker's state (no widget 
 
 from __future__ import annotations
 
-import html
 import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from .format import (
     REMOTE_FORM_TEXT,
@@ -41,6 +32,7 @@ if TYPE_CHECKING:
     from app.core.protocol import CompactionMarker
 
     from .markdown import MarkdownRenderer
+    from .summary_editor import SummaryEditDialog
     from .virtual_rows import TextMetrics
 
 REMOTE_SUMMARY_TEXT = "Summary held by the server (encrypted; Coco cannot show it)."
@@ -368,6 +360,8 @@ class CompactionRowWidget(RowWidget):
         elif not running and self.spinner.spinning:
             self.spinner.stop()
         self.spinner.setVisible(running)
+        import html  # its entity table is not needed before the window's first paint
+
         self.title_label.setText(f"<b>{html.escape(row.title)}</b>")
         self.figures_label.setText(row.figures)
         self.figures_label.setToolTip(row.figures_tip)
@@ -410,46 +404,16 @@ class CompactionRowWidget(RowWidget):
     def open_editor(self) -> SummaryEditDialog:
         """Open (or bring back) the dialog editing this marker's summary."""
         if self.editor is None:
-            self.editor = SummaryEditDialog(self.marker, self.window())
+            from .summary_editor import SummaryEditDialog
+
+            marker = self.marker
+            self.editor = SummaryEditDialog(marker.summary, marker.request_edit, self.window())
             self.editor.finished.connect(self._editor_closed)
         self.editor.open()
         return self.editor
 
     def _editor_closed(self) -> None:
         self.editor = None
-
-
-class SummaryEditDialog(QDialog):
-    """What the model reads in place of the history this compaction replaced, editable: Save
-    sends the edit to the core (which replaces the summary and says so on the marker)."""
-
-    def __init__(self, row: CompactionRow, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.row = row
-        self.setWindowTitle("Summary the model reads")
-        self.setAccessibleName("Edit the compaction summary")
-        layout = QVBoxLayout(self)
-        note = QLabel(
-            "The model reads this in place of the conversation this compaction replaced. "
-            "Correct it or add what it missed; Undo edit on the marker puts it back."
-        )
-        note.setWordWrap(True)
-        layout.addWidget(note)
-        self.text_edit = QPlainTextEdit(self)
-        self.text_edit.setAccessibleName("Summary text")
-        self.text_edit.setPlainText(row.summary)
-        layout.addWidget(self.text_edit, 1)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.resize(640, 420)
-
-    def accept(self) -> None:
-        self.row.request_edit(self.text_edit.toPlainText())
-        super().accept()
 
 
 def carried_summary(marker: CompactionMarker) -> str:

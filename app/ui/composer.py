@@ -4,17 +4,30 @@ a completion list of slash commands, and an inline hint for commands that cannot
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent, QResizeEvent, QTextOption
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPlainTextEdit,
     QSizePolicy,
     QToolButton,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -29,8 +42,12 @@ from .commands import (
     parse_command,
     unescape_message,
 )
+from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
 from .theme import colors
 from .widgets import tool_button
+
+if TYPE_CHECKING:
+    from .paste_viewer import PastedTextDialog
 
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
 # A run without whitespace this long is wrapped anywhere: wrapping it at word boundaries costs
@@ -44,7 +61,8 @@ SHORT_PLACEHOLDER = "Message Coco…  (/ for commands)"
 
 
 class ComposerEdit(QPlainTextEdit):
-    """The text box. Key handling is delegated to the composer (send, popup navigation)."""
+    """The text box. Key handling is delegated to the composer (send, popup navigation). A
+    paste longer than ``CHIP_CHARS`` is held as a chip (``paste_chips``)."""
 
     def __init__(self, composer: Composer) -> None:
         super().__init__(composer)
@@ -56,6 +74,8 @@ class ComposerEdit(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().contentsChanged.connect(self._fit_height)
         self.document().contentsChanged.connect(self._back_to_word_wrap)
+        self.chips = PastedTexts(self)
+        self.open_menu: QMenu | None = None  # the context menu while it is open
         self._fit_height()
 
     def prepare_for(self, text: str) -> None:
@@ -72,10 +92,101 @@ class ComposerEdit(QPlainTextEdit):
 
     def insertFromMimeData(self, source: QMimeData) -> None:
         if source.hasText():
-            self.prepare_for(source.text())
+            text = source.text()
+            if len(text) > CHIP_CHARS:
+                self.insert_text(text)
+                return
+            self.prepare_for(text)
         super().insertFromMimeData(source)
 
+    def insert_text(self, text: str) -> None:
+        """Put ``text`` at the cursor as a paste does: a long one as a chip."""
+        cursor = self.textCursor()
+        if len(text) > CHIP_CHARS:
+            self.chips.insert(cursor, text)
+        else:
+            self.prepare_for(text)
+            cursor.insertText(text)
+            self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+    def full_text(self) -> str:
+        """The text typed, with each chip's text in its place."""
+        return self.chips.expand(self.toPlainText())
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        """A selection copies (or drags) the chips in it as the texts they hold."""
+        cursor = self.textCursor()
+        data = QMimeData()
+        data.setText(self.chips.expand(
+            cursor.selection().toPlainText(), cursor.selectionStart(), cursor.selectionEnd()
+        ))
+        return data
+
+    def chip_touched(self, point: QPoint | None = None) -> int | None:
+        """The chip under ``point`` (viewport coordinates), or next to the text cursor."""
+        return self.chips.at_cursor() if point is None else self.chips.at_point(point)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        position = self.chips.at_point(event.position().toPoint())
+        if position is None:
+            super().mouseDoubleClickEvent(event)
+            return
+        self._composer.view_chip(position)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.createStandardContextMenu(event.pos())
+        mouse = event.reason() == QContextMenuEvent.Reason.Mouse
+        position = self.chip_touched(event.pos() if mouse else None)  # viewport coordinates
+        if position is not None:
+            actions: list[QAction] = []
+            for label, act in (
+                ("View pasted text…", self._composer.view_chip),
+                ("Edit pasted text in the box", self._composer.expand_chip),
+                ("Remove pasted text", self._composer.remove_chip),
+            ):
+                action = QAction(label, menu)
+                action.triggered.connect(lambda _=False, act=act: act(position))
+                actions.append(action)
+            separator = QAction(menu)
+            separator.setSeparator(True)
+            actions.append(separator)
+            standard = menu.actions()
+            if standard:
+                menu.insertActions(standard[0], actions)
+            else:
+                menu.addActions(actions)
+        self.open_menu = menu
+        menu.exec(event.globalPos())
+        self.open_menu = None
+        menu.deleteLater()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            position = self.chips.at_point(event.pos())
+            text = self.chips.text_of(position) if position is not None else None
+            if text is not None:
+                preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+                QToolTip.showText(
+                    event.globalPos(),
+                    f"{chip_label(text)}\n\n{preview}\n\nDouble-click (or the Menu key) to "
+                    "view it; Backspace or Delete removes it, Ctrl+Z brings it back.",
+                    self,
+                )
+                return True
+        return super().viewportEvent(event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_Menu or (
+            key == Qt.Key.Key_F10 and event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            # The context menu at the text cursor (a chip next to it can be viewed from there).
+            at = self.cursorRect().center()
+            self.contextMenuEvent(QContextMenuEvent(
+                QContextMenuEvent.Reason.Keyboard, at, self.viewport().mapToGlobal(at)
+            ))
+            return
         if not self._composer.handle_key(event):
             super().keyPressEvent(event)
 
@@ -86,15 +197,18 @@ class ComposerEdit(QPlainTextEdit):
     def _fit_placeholder(self) -> None:
         """The one-line box shows the whole hint where it fits, a short one where it would
         wrap onto a line the box does not show (the tooltip keeps the keys)."""
-        room = self.viewport().width() - int(self.document().documentMargin() * 2) - 4
-        full = QFontMetrics(self.font()).horizontalAdvance(PLACEHOLDER) <= room
+        # The viewport's width when no scroll bar shows, as when the hint is seen. (Not
+        # ``viewport()``: handing Python a widget Qt made costs PySide6 a search through every
+        # widget class it has, 9-16 ms, and this runs before the window's first paint.)
+        room = self.maximumViewportSize().width() - int(self.document().documentMargin() * 2) - 4
+        full = self.fontMetrics().horizontalAdvance(PLACEHOLDER) <= room
         text = PLACEHOLDER if full else SHORT_PLACEHOLDER
         if self.placeholderText() != text:
             self.setPlaceholderText(text)
 
     def _fit_height(self) -> None:
         # Grow with the text up to ~8 lines, then scroll inside.
-        line = QFontMetrics(self.font()).lineSpacing()
+        line = self.fontMetrics().lineSpacing()
         lines = max(1, min(8, int(self.document().size().height())))
         margins = self.contentsMargins()
         frame = int(self.document().documentMargin() * 2) + margins.top() + margins.bottom()
@@ -113,6 +227,7 @@ class Composer(QWidget):
         super().__init__(parent)
         self.busy = False
         self.compact_block_reason = ""  # non-empty: /compact is refused with this text
+        self.chip_dialog: PastedTextDialog | None = None  # the last chip's text shown
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 4, 12, 8)
         layout.setSpacing(4)
@@ -172,14 +287,75 @@ class Composer(QWidget):
         self.send_button.setToolTip(BUSY_REASON if self.busy else "Send (Enter)")
 
     def text(self) -> str:
-        return self.edit.toPlainText()
+        """The message as it would be sent: the text typed, each chip's text in its place."""
+        return self.edit.full_text()
 
     def set_text(self, text: str) -> None:
+        """Replace what the box holds by ``text`` (a long one as a chip, as pasted)."""
+        if len(text) > CHIP_CHARS:
+            self.edit.clear()
+            self.edit.chips.forget()
+            self.edit.insert_text(text)
+            return
         self.edit.prepare_for(text)
         self.edit.setPlainText(text)
+        self.edit.chips.forget()  # the undo stack went with the old text
         cursor = self.edit.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self.edit.setTextCursor(cursor)
+
+    # -- chips ------------------------------------------------------------------------------
+
+    def view_chip(self, position: int) -> PastedTextDialog | None:
+        """Show the text of the chip at ``position``, with Edit and Remove."""
+        text = self.edit.chips.text_of(position)
+        if text is None:
+            return None
+        from .paste_viewer import PastedTextDialog  # with the first chip viewed
+
+        dialog = PastedTextDialog(text, self)
+
+        def edit() -> None:
+            dialog.accept()
+            self.expand_chip(position)
+
+        def remove() -> None:
+            dialog.accept()
+            self.remove_chip(position)
+
+        dialog.edit_button.clicked.connect(edit)
+        dialog.remove_button.clicked.connect(remove)
+        dialog.finished.connect(lambda _result: self.edit.setFocus())
+        dialog.finished.connect(dialog.deleteLater)
+        self.chip_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def expand_chip(self, position: int) -> None:
+        """Put the chip's text itself in its place, to edit it (Ctrl+Z gives the chip back)."""
+        text = self.edit.chips.text_of(position)
+        if text is None:
+            return
+        cursor = self._chip_cursor(position)
+        self.edit.prepare_for(text)
+        cursor.insertText(text, QTextCharFormat())
+        self.edit.setTextCursor(cursor)
+        self.edit.setFocus()
+
+    def remove_chip(self, position: int) -> None:
+        """Take the chip out of the message (Ctrl+Z gives it back)."""
+        if self.edit.chips.text_of(position) is None:
+            return
+        cursor = self._chip_cursor(position)
+        cursor.removeSelectedText()
+        self.edit.setTextCursor(cursor)
+        self.edit.setFocus()
+
+    def _chip_cursor(self, position: int) -> QTextCursor:
+        cursor = QTextCursor(self.edit.document())
+        cursor.setPosition(position)
+        cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
+        return cursor
 
     def focus(self) -> None:
         self.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -226,13 +402,18 @@ class Composer(QWidget):
 
     def _clear(self) -> None:
         self.edit.clear()
+        self.edit.chips.forget()  # clear() emptied the undo stack too
         self.hide_hint()
         self.popup.hide()
 
     # -- popup ------------------------------------------------------------------------------
 
     def _on_text_changed(self) -> None:
-        text = self.text()
+        text = self.edit.toPlainText()  # chips as one character: the command word is typed
+        chips = self.edit.chips.chips() if OBJECT in text else []
+        description = "; ".join(f"Holds pasted text: {describe(held)}" for _, held in chips)
+        if description != self.edit.accessibleDescription():
+            self.edit.setAccessibleDescription(description)
         if self.hint.isVisible() and self.hint.text() not in (BUSY_REASON,):
             self.hide_hint()
         self._update_popup(text)

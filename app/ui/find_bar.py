@@ -89,12 +89,12 @@ class FindBar(QWidget):
         self.next_button = self._button("↓", "Next match (Enter)", 1)
         row.addWidget(self.previous_button)
         row.addWidget(self.next_button)
-        close = QToolButton(self)
-        close.setText("✕")
-        close.setToolTip("Close (Esc)")
-        close.setAccessibleName("Close find")
-        close.clicked.connect(self.close_bar)
-        row.addWidget(close)
+        self.close_button = QToolButton(self)
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Close (Esc)")
+        self.close_button.setAccessibleName("Close find")
+        self.close_button.clicked.connect(self.close_bar)
+        row.addWidget(self.close_button)
         self.matches: list[p.ConversationMatch] = []
         self.current = -1
         self._searched = ""  # the query the matches answer

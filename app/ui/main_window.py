@@ -10,11 +10,12 @@ history.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -34,7 +35,6 @@ from . import memory
 from .app_context import AppContext
 from .commands import Command
 from .composer import Composer
-from .find_bar import FindBar
 from .format import model_text
 from .icons import app_icon, icon
 from .notifications import Notifications
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from .bridge import SessionBridge
+    from .find_bar import FindBar
     from .model_view import ModelViewPanel
     from .settings_dialog import SettingsDialog
 
@@ -87,14 +88,24 @@ class DemoBanner(QFrame):
         self.button.setToolTip("Choose a model provider and enter an API key")
         self.button.clicked.connect(self.open_settings)
         layout.addWidget(self.button)
-        self.restyle()
+        self._styled = False  # styled when shown: most windows never show it
 
     def restyle(self) -> None:
+        """Take the theme's colours (at once when shown, else when next shown)."""
+        self._styled = False
+        if not self.isVisible():
+            return
         c = colors()
         self.setStyleSheet(
             f"QFrame#demoBanner {{ background: {c.banner_bg}; border-bottom: 1px solid {c.border}; }}"
         )
         self.icon_label.setPixmap(icon("info", c.accent).pixmap(16, 16))
+        self._styled = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._styled:
+            self.restyle()
 
 
 class MainWindow(QMainWindow):
@@ -249,8 +260,9 @@ class MainWindow(QMainWindow):
         self.addToolBar(bar)
         self.toolbar = bar
         for action in bar.actions():
-            widget = bar.widgetForAction(action)
-            if widget is not None and action.text():
+            # Only actions with a text: a separator's widget is of a class private to Qt, and
+            # PySide6 finds its Python type by creating every widget type it knows (16 ms).
+            if action.text() and (widget := bar.widgetForAction(action)) is not None:
                 widget.setAccessibleName(action.text().rstrip("…"))
         self.compact_button = bar.widgetForAction(self.compact_action)
 
@@ -297,11 +309,9 @@ class MainWindow(QMainWindow):
         self.banner.open_settings.connect(self.open_settings)
         self.banner.hide()
         column.addWidget(self.banner)
-        self.find_bar = FindBar(centre)
-        self.find_bar.search_requested.connect(self.find_in_conversation)
-        self.find_bar.match_chosen.connect(self.transcript_show_match)
-        self.find_bar.hide()
-        column.addWidget(self.find_bar)
+        # The find bar goes here, under the banner, when it is first opened (Ctrl+F).
+        self._find_bar: FindBar | None = None
+        self._column = column
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
         self.transcript.op_requested.connect(self.controller.submit)
@@ -330,6 +340,27 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([240, 700, 360])
         self.setCentralWidget(self.splitter)
         self._build_pane_room(centre)
+
+    @property
+    def find_bar(self) -> FindBar:
+        """The find bar above the transcript (built when first wanted)."""
+        return self._find_bar if self._find_bar is not None else self._build_find_bar()
+
+    def _build_find_bar(self) -> FindBar:
+        from .find_bar import FindBar
+
+        bar = FindBar(self.transcript.parentWidget())
+        bar.search_requested.connect(self.find_in_conversation)
+        bar.match_chosen.connect(self.transcript_show_match)
+        bar.hide()
+        self._column.insertWidget(self._column.indexOf(self.transcript), bar)
+        # Tab reaches its controls where it sits: after the banner's, before the transcript.
+        order = [self.banner.button, bar.query, bar.previous_button, bar.next_button,
+                 bar.close_button]
+        for first, second in pairwise(order):
+            QWidget.setTabOrder(first, second)
+        self._find_bar = bar
+        return bar
 
     def _build_pane_room(self, centre: QWidget) -> None:
         """The chat column keeps a usable width down to the window's minimum size: the Model

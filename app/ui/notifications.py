@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QSystemTrayIcon
+
     from app.core import protocol as p
 
 log = logging.getLogger(__name__)
@@ -46,10 +48,14 @@ class TraySink(QObject):
         self._tray: QSystemTrayIcon | None = None
 
     def available(self) -> bool:
+        from PySide6.QtWidgets import QSystemTrayIcon  # not before the window's first paint
+
         return QSystemTrayIcon.isSystemTrayAvailable() and QSystemTrayIcon.supportsMessages()
 
     def show(self, title: str, message: str) -> None:
         if self._tray is None:
+            from PySide6.QtWidgets import QSystemTrayIcon
+
             self._tray = QSystemTrayIcon(self._icon, self)
             self._tray.setToolTip("Coco")
             self._tray.messageClicked.connect(self.clicked)

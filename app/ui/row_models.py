@@ -10,9 +10,8 @@ builds its widget if it has none at that moment. A row knows its widget only as 
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .long_text import SEGMENT_CHARS, Cut, display_cuts, segment_source, segment_text
 
@@ -78,6 +77,8 @@ def clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
 
 
 def pretty_arguments(arguments: str) -> str:
+    import json  # not needed before the window's first paint
+
     try:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except (ValueError, TypeError):
@@ -108,7 +109,7 @@ class TranscriptRow:
 
     __slots__ = (
         "_host", "_widget", "height", "in_context", "index", "measured_width", "pin_key",
-        "pin_note",
+        "pin_note", "stale",
     )
     pinnable = False  # a message or a tool output: the user can pin it
 
@@ -121,6 +122,9 @@ class TranscriptRow:
         self.index = 0
         self.height = 0
         self.measured_width = -1
+        # The widget shows an older text: it renders the new one when it is next laid out or
+        # used (``TranscriptView.widget_for``), so a part pushed off screen is not rendered.
+        self.stale = False
 
     @property
     def widget(self) -> Any:
@@ -290,12 +294,14 @@ class MessageRow(TranscriptRow):
 
     def render_markdown(self) -> None:
         """Bring the rendered Markdown up to date (only its open end re-renders when the text
-        grew; a row off screen just re-estimates its height)."""
+        grew; a row off screen just re-estimates its height). A part's widget renders when
+        the layout next measures it: a part that a fast stream pushes off screen in the same
+        frame is not rendered for nothing."""
         self._rendered = self._version
         with self._host.hold():  # parts added at once are laid out in one pass
             for row in self.sync_segments():
                 if row._widget is not None:
-                    cast("TextView", row._widget).render_text()
+                    row.stale = True
                 self._host.row_changed(row)
 
     def set_interrupted(self) -> None:

@@ -60,7 +60,7 @@ from app.core.settings import (
 )
 
 from .theme import colors
-from .widgets import WheelOnlyWhenFocused
+from .wheel_guard import WheelOnlyWhenFocused
 
 log = logging.getLogger(__name__)
 

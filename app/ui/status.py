@@ -12,8 +12,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QStatusBar,
-    QStyle,
-    QStyleOption,
     QToolButton,
     QWidget,
 )
@@ -227,6 +225,9 @@ class ElidingStatusBar(QStatusBar):
         if not self.currentMessage():
             super().paintEvent(event)
             return
+        # Loaded here: the first paint has no message, and QStyle alone costs PySide6 ~5 ms.
+        from PySide6.QtWidgets import QStyle, QStyleOption
+
         painter = QPainter(self)
         option = QStyleOption()
         option.initFrom(self)

@@ -12,7 +12,6 @@ or replayed for a reopened session (``replay``), and never touches the history i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -167,6 +166,16 @@ class TranscriptView(VirtualRowArea):
             return CompactionRowWidget(row, self.renderer, self.viewport())
         return row_widget(row, self.renderer, self.viewport())
 
+    def widget_for(self, row: Any) -> Any:
+        """``row``'s widget, showing the row's current text (see ``TranscriptRow.stale``)."""
+        if row._widget is None:
+            row.stale = False  # a new widget renders the current text
+        widget = super().widget_for(row)
+        if row.stale:
+            row.stale = False
+            widget.render_text()
+        return widget
+
     def insert_rows_after(self, row: TranscriptRow, rows: list[TranscriptRow]) -> None:
         """Put ``rows`` right below ``row`` (the further parts of a long message)."""
         self.insert_rows(row.index + 1, rows)
@@ -268,8 +277,11 @@ class TranscriptView(VirtualRowArea):
     def add_message(self, role: str, text: str, item_id: str = "") -> MessageRow:
         if item_id and item_id in self._messages:
             row = self._messages[item_id]
-            row.set_text(text)
-            row.render_markdown()
+            # A message arrives twice (started, then completed), mostly unchanged: rendering
+            # the same text again would only measure its parts on screen again.
+            if row.dirty or row.shown_end != len(text) or row.text != text:
+                row.set_text(text)
+                row.render_markdown()
             return row
         row = MessageRow(self, role, text, item_id)
         if item_id:
@@ -425,14 +437,16 @@ class TranscriptView(VirtualRowArea):
     def _finish_item(self, row: MessageRow) -> None:
         """``row``'s item completed: its text is final."""
         self._partial.pop(row.item_id, None)
+        # Rendered only if the text changed since the last render: the reply's final text
+        # arrives twice (item_completed, then agent_message), and a render of an unchanged
+        # text still re-measured the row's parts (6 ms at the end of a long reply). Rendered
+        # as the stream's last frame (one part laid out per pass, see ``layout_budget``): the
+        # parts the end of the text adds come on screen over the next passes.
+        if row.dirty:
+            row.render_markdown()
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None
-        # Rendered only if the text changed since the last render: the reply's final text
-        # arrives twice (item_completed, then agent_message), and a render of an unchanged
-        # text still re-measured the row's parts (6 ms at the end of a long reply).
-        if row.dirty:
-            row.render_markdown()
         if row.streaming:
             row.set_streaming(False)
 
@@ -547,7 +561,11 @@ class TranscriptView(VirtualRowArea):
         elif item.kind == "function_call_output":
             call_id = str(data.get("call_id", item.id))
             output = data.get("output", "")
-            self.set_tool_output(call_id, output if isinstance(output, str) else json.dumps(output))
+            if not isinstance(output, str):
+                import json  # not needed before the window's first paint
+
+                output = json.dumps(output)
+            self.set_tool_output(call_id, output)
             if data.get("pinned"):
                 self._tools[call_id].set_pinned(str(data["pinned"]))
         elif item.kind == "reasoning":

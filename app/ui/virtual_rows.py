@@ -52,8 +52,14 @@ class VirtualRowArea(QAbstractScrollArea):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.viewport().setBackgroundRole(QPalette.ColorRole.Base)
-        self.viewport().setAutoFillBackground(True)
+        # The viewport is made here rather than taken from Qt: the first widget Qt made itself
+        # that Python is handed costs PySide6 a search for its Python type that creates every
+        # widget class it has (9-16 ms), before the window's first paint.
+        viewport = QWidget(self)
+        viewport.setObjectName("qt_scrollarea_viewport")
+        self.setViewport(viewport)
+        viewport.setBackgroundRole(QPalette.ColorRole.Base)
+        viewport.setAutoFillBackground(True)
         self.rows: list[Any] = []
         self._tops: list[int] = []
         self._stale_from = 0  # _tops[i] is right for i < _stale_from

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, QPointF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -18,10 +18,6 @@ from PySide6.QtGui import (
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
-    QAbstractScrollArea,
-    QAbstractSpinBox,
-    QApplication,
-    QComboBox,
     QFrame,
     QLabel,
     QSizePolicy,
@@ -32,6 +28,9 @@ from PySide6.QtWidgets import (
 
 from .icons import icon
 from .long_text import strip_breaks
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QUrl  # its enums are not needed before the first paint
 
 # The scheme of the links Markdown rendering puts on code blocks (see ``markdown``).
 COPY_SCHEME = "coco-copy"
@@ -186,6 +185,8 @@ class ElidedLabel(QLabel):
         self._update_tip()
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        if not self.text():
+            return  # nothing to draw (and the window's first paint need not load QStyle)
         painter = QPainter(self)
         self.style().drawItemText(
             painter,
@@ -258,44 +259,3 @@ class Spinner(QWidget):
         rect = self.rect().adjusted(2, 2, -2, -2)
         painter.drawArc(rect, -self._angle * 16, 270 * 16)
         painter.end()
-
-
-
-class WheelOnlyWhenFocused(QObject):
-    """Keeps the mouse wheel from changing a combo box or spin box the user is only scrolling
-    past: without the keyboard focus the control hands the wheel to the scroll area around it
-    (which scrolls), and the wheel no longer gives it the focus; clicked or tabbed into, it
-    takes the wheel as usual."""
-
-    def __init__(self, container: QWidget) -> None:
-        super().__init__(container)
-        for control in (
-            *container.findChildren(QComboBox),
-            *container.findChildren(QAbstractSpinBox),
-        ):
-            control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-            control.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            isinstance(event, QWheelEvent)
-            and isinstance(watched, QWidget)
-            and not watched.hasFocus()
-        ):
-            area = _scroll_area_of(watched)
-            if area is not None:  # the panel scrolls as if the control were not there
-                viewport = area.viewport()
-                position = QPointF(viewport.mapFromGlobal(event.globalPosition().toPoint()))
-                QApplication.sendEvent(viewport, QWheelEvent(
-                    position, event.globalPosition(), event.pixelDelta(), event.angleDelta(),
-                    event.buttons(), event.modifiers(), event.phase(), event.inverted(),
-                ))
-            return True
-        return super().eventFilter(watched, event)
-
-
-def _scroll_area_of(widget: QWidget) -> QAbstractScrollArea | None:
-    parent = widget.parentWidget()
-    while parent is not None and not isinstance(parent, QAbstractScrollArea):
-        parent = parent.parentWidget()
-    return parent

@@ -300,3 +300,46 @@ def test_a_message_is_read_for_facts_once_however_often_it_leaves_the_view(
     assert len(read) == len(texts) and first
     assert carryover.extract_many(texts) == first  # the same notes…
     assert len(read) == len(texts)  # …and not one message read again
+
+
+def test_containment_remembered_across_merges_gives_what_searching_gives() -> None:
+    import random
+
+    from app.core.compaction.carryover import Containment, contained_by_search
+
+    rng = random.Random(7)
+    words = ["port", "ports", "8443", "db", "the", "then", "he", "billing", "bill", "a"]
+    containment = Containment()
+    pool = [" ".join(rng.choices(words, k=rng.randint(1, 6))) for _ in range(40)]
+    for merge in range(400):
+        if merge % 50 == 0:  # now and then another conversation altogether
+            pool = [" ".join(rng.choices(words, k=rng.randint(1, 6))) for _ in range(40)]
+        keys = list(dict.fromkeys(rng.sample(pool, rng.randint(0, 20))))
+        if keys and rng.random() < 0.4:  # a note that says part of another
+            inner = rng.choice(keys).split(" ")
+            keys.append(" ".join(inner[1:] or inner))
+        expected = contained_by_search(keys)
+        assert containment.of(keys) == expected, keys
+        assert containment.of(list(keys)) == expected  # asked again: remembered, the same
+    # A note gone since the last merge no longer makes the ones inside it go.
+    assert containment.of(["the billing db", "billing db"]) == {1}
+    assert containment.of(["billing db", "the port"]) == set()
+    assert containment.of(["billing db", "billing db"]) == {0, 1}  # the same note twice
+
+
+def test_a_note_inside_another_of_the_block_is_not_carried() -> None:
+    previous = CarriedOver(notes=("The gateway listens on port 8443 behind the proxy.",))
+    leaving = ["The gateway listens on port 8443.", "Deploys must go through the pipeline."]
+    carried = carry_over(leaving, [], previous, 2_000)
+    assert carried.notes == (
+        "The gateway listens on port 8443 behind the proxy.",
+        "Deploys must go through the pipeline.",
+    )
+    assert carried.dropped == 1
+
+
+def test_the_remembered_specificity_of_a_note_is_the_one_read_again() -> None:
+    from app.core.compaction.carryover import _specificity
+
+    for text in [*FACTS.values(), PROSE, "The gateway listens on port 8443."]:
+        assert _specificity(text) == specificity(text) == _specificity(text)

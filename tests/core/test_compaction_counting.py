@@ -117,3 +117,57 @@ def test_history_counts_only_the_tail_it_is_asked_for_and_takes_given_counts() -
     # Once refined, the lazy count is the exact one.
     history.replace([new], [-1])
     assert history.estimate() == approx_tokens("the new message") + ITEM_OVERHEAD_TOKENS
+
+
+def test_count_memo_keeps_the_last_compactions_counts_and_no_older() -> None:
+    counter = RecordingCounter()
+    memo = CountMemo(counter)  # type: ignore[arg-type]
+    kept, block = "a kept message " * 20, "the notes block " * 30
+    memo.begin()
+    first = (memo.count(kept), memo.count(block))
+    memo.begin()  # the next compaction: the same texts are not tokenised again
+    assert (memo.count(kept), memo.count(block)) == first == (
+        approx_tokens(kept), approx_tokens(block)
+    )
+    assert counter.counted == [kept, block]
+    memo.begin()
+    memo.count(block)  # counted in the one before: still known; ``kept`` is not asked for
+    memo.begin()
+    memo.count(block)  # known still
+    memo.count(kept)  # last counted two compactions ago: tokenised again
+    assert counter.counted == [kept, block, kept]
+
+
+def test_count_memo_does_not_keep_long_texts_past_their_compaction() -> None:
+    from app.core.tokens import BIG_TEXT_CHARS
+
+    counter = RecordingCounter()
+    memo = CountMemo(counter)  # type: ignore[arg-type]
+    long_text = "x" * BIG_TEXT_CHARS  # the counter keeps these itself
+    memo.count(long_text)
+    memo.count(long_text)
+    memo.begin()
+    memo.count(long_text)
+    assert counter.counted == [long_text, long_text]
+
+
+def test_count_memo_forgets_estimates_once_the_tokenizer_has_loaded() -> None:
+    class LoadingCounter(RecordingCounter):
+        exact = False
+
+        def count(self, text: str) -> int:
+            self.counted.append(text)
+            return approx_tokens(text) * (2 if self.exact else 1)
+
+    counter = LoadingCounter()
+    memo = CountMemo(counter)  # type: ignore[arg-type]
+    text = "some words " * 10
+    estimate = memo.count(text)
+    memo.begin()
+    assert memo.count(text) == estimate  # still estimating: the same answer, kept
+    counter.exact = True  # loaded: the next compaction counts exactly
+    memo.begin()
+    assert memo.count(text) == counter.count(text) == estimate * 2
+    memo.begin()
+    assert memo.count(text) == estimate * 2
+    assert counter.counted == [text, text, text]  # the estimate, the exact count, the check

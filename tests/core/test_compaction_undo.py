@@ -99,3 +99,30 @@ def test_restore_puts_back_the_history_then_what_came_after(tmp_path) -> None:
     assert (compactor.compacted_version, compactor.post_compaction_usage) == (None, None)
     assert refiner.recounted == 1
     assert undo.restore() is None  # taken: once only
+
+
+async def test_a_compaction_run_again_after_an_undo_rebuilds_the_same_history(
+    server, make_config
+):
+    """The second run finds the history's notes material and counts remembered from the
+    first (the session's NotesReader and CountMemo): what it builds is the same, and so is
+    what it builds once the history has grown."""
+    # A window small enough that the older messages leave the view (and carry their notes).
+    session = await Session.open(make_config(context_window=16_000, auto_compact=False))
+    for i in range(8):
+        server.enqueue(Reply(text=f"answer {i}"))
+        text = f"The gateway {i} listens on port {8440 + i}. " + "Some more words here. " * 120
+        await run(session, ops.UserTurn(text=text))
+    server.enqueue(Reply(text="THE SUMMARY"))
+    first = of_type(await run(session, ops.Compact()), "context_compacted")[0]
+    compacted = session.history()
+    assert first.carried_notes  # the notes of the messages that left are carried
+    await session.submit(ops.UndoCompaction())
+    await collect(session, "compaction_undone")
+    server.enqueue(Reply(text="THE SUMMARY"))
+    again = of_type(await run(session, ops.Compact()), "context_compacted")[0]
+    assert session.history() == compacted
+    assert (again.carried_notes, again.kept_user_messages, again.tokens_after) == (
+        first.carried_notes, first.kept_user_messages, first.tokens_after
+    )
+    await session.close()

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from app.core.compaction.prompts import summary_prefix
 from app.core.items import assistant_message, function_call_output, user_message
 from app.core.recall import RecallTool
-from app.core.recall.index import recall_index_path
+from app.core.recall.index import recall_index_path, run_in_worker
 from app.core.recall.query import build_query
 from app.core.recall.tool import recall_budget
 from app.core.rollout import RolloutWriter
@@ -200,6 +201,37 @@ def test_index_follows_appends_and_survives_reopening(tmp_path: Path) -> None:
     assert "Wombats dig burrows" in output
     output, _ = search(reopened, "quokka")
     assert output.count("quokka is the mascot") == 1  # indexed once, not again
+
+
+def test_appends_are_indexed_in_the_background_by_one_worker_started_once(
+    tmp_path: Path,
+) -> None:
+    # Starting a thread makes the caller wait until it runs: the session's appends (on the
+    # window's thread) hand their records to the one recall worker, which stays for the next.
+    sessions = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.jsonl"
+        tool = make_tool(path)
+        writer = write_session(path, tool)
+        writer.append("response_item", {"item": user_message(f"The {name}quokka is the mascot."),
+                                        "turn_id": "t9"})
+        sessions.append((name, tool, writer))
+    done = threading.Event()
+    run_in_worker(done.set)  # the worker runs jobs in order: what was queued before is done
+    assert done.wait(timeout=120)  # a hang guard only
+    workers = [t for t in threading.enumerate() if t.name == "recall-index"]
+    assert len(workers) == 1 and workers[0].is_alive()  # waiting for the next job
+    for name, tool, writer in sessions:
+        assert not tool.index._working and not tool.index._pending  # indexed already
+        output, _ = search(tool, f"{name}quokka")
+        assert f"{name}quokka is the mascot" in output
+        writer.append("response_item", {"item": user_message(f"More {name}wombats."),
+                                        "turn_id": "t10"})
+        output, _ = search(tool, f"{name}wombats")
+        assert f"More {name}wombats" in output
+        tool.index.close()
+        writer.close()
+    assert [t for t in threading.enumerate() if t.name == "recall-index"] == workers
 
 
 def test_a_deleted_index_is_rebuilt_from_the_rollout(rollout: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import AsyncIterator
@@ -9,7 +10,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.core.fastjson import dumps_line, loads
-from app.core.providers.sse import SSEDecoder, json_events, json_int, json_objects
+from app.core.providers.sse import (
+    EVENTS_PER_SLICE,
+    SSEDecoder,
+    json_events,
+    json_int,
+    json_objects,
+)
 
 BODY = (
     b": keep-alive comment\r\n"
@@ -99,6 +106,28 @@ async def test_json_events_groups_values_by_chunk_and_stops_at_done() -> None:
 async def test_json_events_returns_an_unterminated_last_event_at_the_end() -> None:
     body = _chunks(b'data: {"n": 1}\n\ndata: {"n": 2}')
     assert [events async for events in json_events(body)] == [[{"n": 1}], [{"n": 2}]]
+
+
+async def test_json_events_lets_the_loop_run_between_slices_of_a_buffered_stream() -> None:
+    # What the connection already holds is read without the loop running in between: the
+    # events are handed over in slices with a turn of the loop between two, so the window
+    # (on the same thread) paints while a fast stream is read.
+    total = 5 * EVENTS_PER_SLICE + 3
+    body = _chunks(*(b'data: {"n": %d}\n\n' % n for n in range(total)))  # one event a chunk
+    handed: list[int] = []
+    loop_ran_after: list[int] = []  # how many events had been handed over each time
+
+    def tick() -> None:
+        loop_ran_after.append(len(handed))
+        if len(handed) < total:
+            asyncio.get_running_loop().call_soon(tick)
+
+    asyncio.get_running_loop().call_soon(tick)
+    async for events in json_events(body):
+        handed += [event["n"] for event in events]
+    assert handed == list(range(total))  # nothing lost, nothing reordered
+    # The loop ran after each full slice (this coroutine itself ran up to the first).
+    assert sorted(set(loop_ran_after)) == [k * EVENTS_PER_SLICE for k in range(1, 6)]
 
 
 async def test_json_events_raises_on_a_payload_that_is_not_json() -> None:

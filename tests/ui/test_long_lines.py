@@ -106,6 +106,37 @@ def test_a_long_hex_user_message_is_split_for_display_and_reopens_lazily(
     check_display(row, message)
 
 
+def test_a_long_user_message_arriving_again_unchanged_is_not_laid_out_again(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    # The core sends a user message twice (item_started, then item_completed); laying the
+    # parts on screen out again for the second, same text was a third of the longest block
+    # after sending 128 KB of hex.
+    window = make_window()
+    message = unbroken(6 * SEGMENT_CHARS + 1, alphabet="0123456789abcdef")
+    view = window.transcript
+    measure = view.row_changed
+    seen: list[str] = []  # the events drawn so far
+    remeasured_during: list[int] = []  # for each re-measure, the index of the event being drawn
+
+    def counted(row: Any) -> None:  # every re-measure of a row goes through here
+        remeasured_during.append(len(seen))
+        measure(row)
+
+    view.row_changed = counted
+    window.controller.event_received.connect(
+        lambda event: seen.append(f"{event.type}:{getattr(getattr(event, 'item', None), 'kind', '')}")
+    )
+    server.enqueue(Reply(text="Noted."))
+    window.send_message(message)
+    wait_idle(qtbot, window)
+    completed = seen.index("item_completed:user_message")
+    assert remeasured_during.count(completed) == 0
+    row = view.message_rows("user")[-1]
+    assert row.text == message and len(row.segments) == 6
+    check_display(row, message)
+
+
 def test_break_opportunities_leave_short_runs_tags_and_entities_alone() -> None:
     assert break_runs("a short line with https://example.com/a") == (
         "a short line with https://example.com/a"

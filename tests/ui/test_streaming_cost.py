@@ -19,6 +19,7 @@ from app.ui.long_text import (
     segment_text,
     strip_breaks,
 )
+from app.ui.row_widgets import MessageRowWidget, SegmentWidget
 from app.ui.transcript import FRAME_MS, MAX_FRAME_MS, STREAM_PACE, TranscriptView
 
 
@@ -132,3 +133,56 @@ def test_following_a_fast_stream_builds_one_part_per_pass_and_none_above_the_scr
     assert all(view._tops[r.index] + r.height > bar.value() for r in built)
     view.handle_event(p.TurnComplete(turn_id="t", kind="regular", status="completed"))
     assert row.text.endswith("words \n\n") and not row.streaming
+
+
+def test_a_part_the_stream_pushes_off_screen_is_rendered_only_when_it_comes_back(
+    qtbot: Any, view: TranscriptView, monkeypatch: Any
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    paragraph = "words " * 60 + "\n\n"
+    view.append_delta("reply", "".join(f"Paragraph {i}: {paragraph}" for i in range(8)))
+    view.flush()
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: all(r._widget is not None for r in view._visible_rows(bar.value())))
+    open_part = row.segments[-1]  # on screen, still growing
+    assert open_part._widget is not None
+    rendered: list[Any] = []
+    for cls in (MessageRowWidget, SegmentWidget):
+        original = cls.render_text
+        monkeypatch.setattr(
+            cls, "render_text",
+            lambda self, original=original: rendered.append(self.row) or original(self),
+        )
+    # One frame completes the open part and brings several screens of text below it.
+    view.append_delta("reply", "".join(f"More {i}: {paragraph}" for i in range(60)))
+    view.flush()
+    qtbot.waitUntil(lambda: all(r._widget is not None for r in view._visible_rows(bar.value())))
+    assert view._tops[open_part.index] + open_part.height < bar.value()  # pushed off screen
+    assert open_part not in rendered  # its widget was not rendered for nothing
+    # Scrolled back to, it shows all of its text.
+    view.follow_bottom = False
+    bar.setValue(view._tops[open_part.index])
+    qtbot.waitUntil(lambda: open_part.measured_width == view._row_width())
+    assert open_part.body.toPlainText().split() == open_part.shown_text.split()
+    assert not open_part.stale
+
+
+def test_the_final_text_of_a_followed_stream_builds_one_part_in_its_own_pass(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    row = view.add_message("assistant", "", "reply")
+    view.append_delta("reply", "Start.\n\n")
+    view.flush()
+    built: list[Any] = []
+    original = view.create_row_widget
+    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    # The reply ends with several screens of text that no frame has rendered yet.
+    final = "Start.\n\n" + "".join(f"Part {i}: " + "words " * 60 + "\n\n" for i in range(60))
+    item = p.TurnItem(id="reply", kind="agent_message", data={"text": final})
+    view.handle_event(p.ItemCompleted(turn_id="t", item=item))
+    assert len(built) <= 1  # like a frame of the stream: the rest in the passes after
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: all(r._widget is not None and r.measured_width == view._row_width()
+                                for r in view._visible_rows(bar.value())))
+    assert bar.value() == bar.maximum()
+    assert row.text == final and not row.streaming and len(row.segments) > 10

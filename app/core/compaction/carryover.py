@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from ..items import Item
 from ..tokens import approx_tokens
@@ -79,20 +79,17 @@ LISTS_SHARE = 0.3
 _WORD_CHARS = re.compile(r"\w+")
 
 
-@dataclass
-class _Note:
-    text: str
-    order: int  # chronological position: lower is older
-    score: int  # how specific: the weights of the facts it holds
-    key: str = field(default="")
-
-
 # A note's words, to find notes that say the same: the same notes come back at every compaction
 # (the block carried before, the digest-cached notes of each message) and twice within one,
 # and reading their words again was a quarter of the merge's time.
 @lru_cache(maxsize=8192)
 def _key(text: str) -> str:
     return " ".join(_WORD_CHARS.findall(text.lower()))
+
+
+# A note's specificity, for the notes of the block carried before: read with the fact patterns,
+# the same notes at every merge (twice a compaction), a few milliseconds for a full block.
+_specificity = lru_cache(maxsize=8192)(specificity)
 
 
 # -- merging within the budget ---------------------------------------------------------------
@@ -119,20 +116,21 @@ def carry_over(
     ``tool_items``, when the caller has them already."""
     if extracted is None:
         extracted = extract_many(list(leaving), candidate_limit(budget))
-    notes: list[_Note] = []
+    # The candidates, oldest first, each once: (specificity, chronological position, text).
+    notes: list[tuple[int, int, str]] = []
     seen: set[str] = set()
-    scored = [(text, specificity(text)) for text in previous.notes]
+    scored = [(text, _specificity(text)) for text in previous.notes]
     for text, score in [*scored, *extracted]:
         key = _key(text)
         if not key or key in seen:
             continue
         seen.add(key)
-        notes.append(_Note(text=text, order=len(notes), score=score, key=key))
+        notes.append((score, len(notes), text))
     if len(notes) > MAX_CANDIDATES:
         # Far more than any budget holds: the ones eviction would take first go now.
-        strongest = sorted(notes, key=lambda n: (n.score, n.order))[-MAX_CANDIDATES:]
+        strongest = sorted(notes)[-MAX_CANDIDATES:]  # by specificity, then position
         dropped_early = len(notes) - len(strongest)
-        notes = sorted(strongest, key=lambda n: n.order)
+        notes = sorted(strongest, key=lambda n: n[1])
     else:
         dropped_early = 0
     new_changed, new_read, new_commands = traffic or tool_traffic(tool_items)
@@ -150,24 +148,27 @@ def carry_over(
         max((commands, read, changed), key=len).pop()
     # Which notes stay: the most specific first, the newest first among equals, while their
     # estimated size fits; then one real count, and a smaller estimate if that was short.
-    ranked = sorted(notes, key=lambda n: (n.score, n.order), reverse=True)
+    texts = [text for _, _, text in notes]
     # A note's line ("- " + text + a line break) in bytes / 4, not rounded: the block is
-    # counted whole.
-    costs = {n.order: (len(n.text.encode("utf-8")) + 3) / 4 for n in notes}
+    # counted whole. By rank: the most specific first, the newest first among equals.
+    ranked = [
+        (index, (len(texts[index].encode("utf-8")) + 3) / 4)
+        for index in sorted(range(len(notes)), key=lambda i: notes[i][:2], reverse=True)
+    ]
     target = budget
     best: CarriedOver | None = None
     for _ in range(6):
         header = CarriedOver((), tuple(changed), tuple(read), tuple(commands)).text()
         fixed = approx_tokens(header) + (len(NOTES_HEADING) + 2) / 4
         room: float = target - fixed
-        chosen: set[int] = set()
-        for note in ranked:
-            if costs[note.order] <= room:
-                chosen.add(note.order)
-                room -= costs[note.order]
+        chosen = bytearray(len(notes))
+        for index, cost in ranked:
+            if cost <= room:
+                chosen[index] = 1
+                room -= cost
             elif room < 8:
                 break
-        kept = tuple(n.text for n in notes if n.order in chosen)
+        kept = tuple(compress(texts, chosen))
         block = CarriedOver(
             kept, tuple(changed), tuple(read), tuple(commands),
             dropped_early + len(notes) - len(kept),
@@ -205,14 +206,78 @@ def _lists_tokens(*lists: list[str]) -> int:
 
 def _without_contained_notes(block: CarriedOver) -> CarriedOver:
     """The block less the notes whose words are all inside another of its notes (the longer
-    one says it all). One search of each key in all the keys joined: a key found twice is
-    inside another note. Run on what the budget kept, so it stays small."""
-    keys = [_key(note) for note in block.notes]
-    joined = "\n".join(keys)
-    kept = tuple(n for n, k in zip(block.notes, keys, strict=True) if joined.count(k) < 2)
-    if len(kept) == len(block.notes):
+    one says it all): a note whose key is found in another note's key. Run on what the budget
+    kept, so it stays small."""
+    contained = _CONTAINED.of([_key(note) for note in block.notes])
+    if not contained:
         return block
+    kept = tuple(n for i, n in enumerate(block.notes) if i not in contained)
     return CarriedOver(
         kept, block.files_changed, block.files_read, block.commands,
         block.dropped + len(block.notes) - len(kept),
     )
+
+
+def contained_by_search(keys: list[str]) -> set[int]:
+    """The indices of ``keys`` found inside another of them: each key searched for in all the
+    keys joined (a key found twice is inside another; keys hold no line breaks)."""
+    joined = "\n".join(keys)
+    return {index for index, key in enumerate(keys) if joined.count(key) >= 2}
+
+
+class Containment:
+    """:func:`contained_by_search` that remembers which keys each key is inside, for the keys
+    of its last two calls. The notes of a merge are mostly those of the last ones (the block
+    carried before, the same messages leaving; a compaction merges twice, the second time
+    with a few more leaving): only the keys not seen then are searched for, and searched in."""
+
+    def __init__(self) -> None:
+        self._keys: frozenset[str] = frozenset()  # the keys of the last two calls
+        self._last: frozenset[str] = frozenset()  # the keys of the last call
+        self._inside: dict[str, tuple[str, ...]] = {}  # a key -> the known keys it is inside
+
+    def of(self, keys: list[str]) -> set[int]:
+        """The indices of ``keys`` found inside another of them."""
+        current = frozenset(keys)
+        if len(current) != len(keys) or "" in current:
+            return contained_by_search(keys)  # not a merge's keys (never twice, never empty)
+        known, inside = self._keys, self._inside
+        new = [key for key in keys if key not in known]
+        if new:
+            inside = self._learn(new)
+            known = known | current
+        contained = {
+            index
+            for index, key in enumerate(keys)
+            if any(other in current for other in inside.get(key, ()))
+        }
+        keep = current | self._last
+        self._keys, self._last = keep, current
+        self._inside = {}
+        for key, others in inside.items():
+            if key in keep:
+                others = tuple(other for other in others if other in keep)
+                if others:
+                    self._inside[key] = others
+        return contained
+
+    def _learn(self, new: list[str]) -> dict[str, tuple[str, ...]]:
+        """What each key known or ``new`` is inside, among them all."""
+        known = list(self._keys)
+        everything = [*known, *new]
+        new_joined, all_joined = "\n".join(new), "\n".join(everything)
+        inside: dict[str, tuple[str, ...]] = {}
+        for key in known:
+            others = self._inside.get(key, ())
+            if key in new_joined:
+                others = (*others, *(other for other in new if key in other))
+            if others:
+                inside[key] = others
+        for key in new:
+            if all_joined.count(key) >= 2:  # once is itself
+                inside[key] = tuple(o for o in everything if o != key and key in o)
+        return inside
+
+
+# One per process, like the note cache: compactions run on the core's one thread.
+_CONTAINED = Containment()

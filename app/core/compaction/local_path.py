@@ -37,7 +37,7 @@ async def run_local(
         ),
         prompt_cache_key=run.session_id,
         budget=budget,
-        counter=run.counter,
+        counter=run.counts,  # the dropped items of a run again are not tokenised again
         reasoning=config.is_reasoning_model,
         max_retries=config.max_retries,
         base_delay=config.retry_base_delay,
@@ -71,6 +71,7 @@ async def run_local(
         room=budget.history_room,
         count=count,
         notes_budget=run.notes_budget(budget),
+        read_notes=run.read_notes,
     )
     shrunk = rebuilt.shrunk
     return PathResult(

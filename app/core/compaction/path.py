@@ -19,7 +19,7 @@ from .budget import CompactionBudget
 from .carryover import CarriedOver, carry_over
 from .counting import CountMemo
 from .local import COMPACTION_HEADERS
-from .rebuild import notes_material
+from .notes_material import NotesMaterial, read_notes_material
 
 # The stages a running compaction reports (``CompactionProgress.stage``).
 Stage = Literal["remote", "local", "retrying", "trimming", "prune"]
@@ -63,6 +63,9 @@ class PathRun:
     tool_specs: Callable[[], list[dict[str, Any]]]
     turn_request: Callable[[list[Item]], ModelRequest]
     capabilities: RemoteCapabilities
+    # How the history's messages, notes block and tool traffic are read (the session's
+    # reader remembers the last history it read).
+    read_notes: Callable[[list[Item]], NotesMaterial] = read_notes_material
     # The remote form tried last (said in the marker when the local path took over).
     remote_form: str | None = None
 
@@ -93,9 +96,13 @@ class PathRun:
         notes_budget = self.notes_budget(budget)
         if notes_budget is None:
             return None
-        messages, previous, tools = notes_material(history)
-        leaving = [m for m in messages if m not in still] if still else messages
-        return carry_over(leaving, tools, previous, notes_budget, self.counts.count)
+        material = self.read_notes(history)
+        messages = material.messages
+        leaving = [m for m in messages if m not in still] if still else list(messages)
+        return carry_over(
+            leaving, material.tools, material.previous, notes_budget, self.counts.count,
+            traffic=material.traffic,
+        )
 
 
 def notes_items(carried: CarriedOver | None) -> list[Item]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..items import (
@@ -10,7 +10,6 @@ from ..items import (
     Item,
     is_injected_context,
     is_message,
-    item_type,
     message_text,
     user_message,
 )
@@ -18,10 +17,9 @@ from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
 from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
 from .carryover import candidate_limit, carry_over
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
-from .note_cache import extract_many
-from .notes_block import CarriedOver, is_notes_message, is_notes_text, notes_from_text
-from .prompts import is_summary_message, summary_prefix, summary_text
-from .tool_traffic import TOOL_ITEM_TYPES, tool_traffic
+from .notes_block import CarriedOver, is_notes_message, is_notes_text
+from .notes_material import NotesMaterial, read_notes_material
+from .prompts import summary_prefix, summary_text
 
 # Codex's budget for user messages carried over verbatim (the ceiling on large windows).
 KEPT_USER_MESSAGE_TOKENS = KEPT_USER_MESSAGE_CEILING
@@ -37,11 +35,14 @@ class RebuiltHistory:
 
 
 def _is_real_user_message(item: Item) -> bool:
-    return (
-        is_message(item, "user")
-        and not is_injected_context(item)
-        and not is_summary_message(item)
-        and not is_notes_message(item)
+    if not is_message(item, "user"):
+        return False
+    text = message_text(item)
+    return not (
+        text.lstrip().startswith(INJECTED_PREFIXES)
+        or text.startswith(summary_prefix() + "\n")
+        or is_notes_text(text)
+        or is_notes_message(item)
     )
 
 
@@ -61,7 +62,7 @@ def real_user_messages_newest_first(history: list[Item]) -> Iterator[str]:
 
 
 def select_kept_messages(
-    messages: list[str],
+    messages: Sequence[str],
     budget: int = KEPT_USER_MESSAGE_TOKENS,
     count: Callable[[str], int] = approx_tokens,
 ) -> tuple[list[str], bool]:
@@ -95,12 +96,12 @@ def select_kept_newest_first(
     return kept, truncated
 
 
-def leaving_messages(messages: list[str], kept: list[str], truncated: bool) -> list[str]:
+def leaving_messages(messages: Sequence[str], kept: list[str], truncated: bool) -> list[str]:
     """The user messages that leave the model's view when ``kept`` (the newest of
     ``messages``, the oldest of them middle-truncated when ``truncated``) stay: a shortened
     message leaves too, its middle is gone."""
     cut = len(messages) - len(kept)
-    leaving = messages[:cut]
+    leaving = list(messages[:cut])
     if truncated and kept:
         leaving.append(messages[cut])
     return leaving
@@ -111,25 +112,31 @@ def select_with_notes(
     budget: int,
     notes_budget: int | None,
     count: Callable[[str], int],
+    read_notes: Callable[[list[Item]], NotesMaterial] = read_notes_material,
 ) -> tuple[list[str], bool, CarriedOver, int]:
     """The kept user messages and the carried notes together: the notes of what leaves the
     view (merged with the block ``history`` holds) within ``notes_budget`` tokens, the kept
     messages within what ``budget`` leaves beside them. Returns the kept messages, whether
     the oldest was shortened, the notes and the notes block's tokens (0 when there is none).
-    ``notes_budget`` None: no notes (the setting is off)."""
-    kept, truncated = select_kept_newest_first(
-        real_user_messages_newest_first(history), budget, count
-    )
+    ``notes_budget`` None: no notes (the setting is off). ``read_notes``: how the history's
+    messages, notes block and tool traffic are read (a session's reader remembers them)."""
     if notes_budget is None:
+        kept, truncated = select_kept_newest_first(
+            real_user_messages_newest_first(history), budget, count
+        )
         return kept, truncated, CarriedOver(), 0
-    # The notes need what leaves the view: one pass over the history for the user's messages,
-    # the block it holds and the tool calls (the kept messages alone were read newest first,
-    # as far as the budget went); each message is read for facts once.
-    messages, previous, tools = notes_material(history)
+    # The notes need what leaves the view: one pass over the history for the user's messages
+    # (the kept ones are the newest of them), the block it holds and the tool calls; each
+    # message is read for facts once.
+    material = read_notes(history)
+    messages, previous, tools, traffic = (
+        material.messages, material.previous, material.tools, material.traffic
+    )
+    kept, truncated = select_kept_messages(messages, budget, count)
+    # What leaves is always the oldest of the messages: ``leaving_messages`` is a prefix.
     leaving = leaving_messages(messages, kept, truncated)
     limit = candidate_limit(notes_budget)
-    extracted = extract_many(leaving, limit)
-    traffic = tool_traffic(tools)
+    extracted = material.notes_of(0, len(leaving), limit)
     carried = carry_over(leaving, tools, previous, notes_budget, count, extracted, traffic)
     if carried.empty:
         return kept, truncated, carried, 0
@@ -143,40 +150,15 @@ def select_with_notes(
             more = leaving_messages(messages, kept, truncated)
             # What leaves now is what left before and a few newer messages: only those are
             # read for facts.
-            if more[: len(leaving)] == leaving:
-                extracted = extracted + extract_many(more[len(leaving) :], limit)
+            if len(more) >= len(leaving):
+                extracted = extracted + material.notes_of(len(leaving), len(more), limit)
             else:
-                extracted = extract_many(more, limit)
+                extracted = material.notes_of(0, len(more), limit)
             carried = carry_over(
                 more, tools, previous, notes_budget, count, extracted, traffic
             )
             tokens = count(carried.text()) + ITEM_OVERHEAD_TOKENS
     return kept, truncated, carried, tokens
-
-
-def notes_material(history: list[Item]) -> tuple[list[str], CarriedOver, list[Item]]:
-    """In one pass: the user's own messages, the newest carried-notes block (read back) and
-    the tool traffic of ``history``."""
-    messages: list[str] = []
-    tools: list[Item] = []
-    block = ""
-    summary_head = summary_prefix() + "\n"
-    for item in history:
-        kind = item_type(item)
-        if kind == "message":
-            if item.get("role") != "user":
-                continue
-            text = message_text(item)  # once: the checks below read the text, not the item
-            if is_notes_text(text):
-                block = text
-            elif not (
-                text.lstrip().startswith(INJECTED_PREFIXES) or text.startswith(summary_head)
-            ):
-                messages.append(text)
-        elif kind in TOOL_ITEM_TYPES:
-            tools.append(item)
-    previous = notes_from_text(block) if block else CarriedOver()
-    return messages, previous, tools
 
 
 @dataclass(frozen=True)
@@ -255,14 +237,16 @@ def build_compacted_history(
     room: int | None = None,
     count: Callable[[str], int] = approx_tokens,
     notes_budget: int | None = None,
+    read_notes: Callable[[list[Item]], NotesMaterial] = read_notes_material,
 ) -> RebuiltHistory:
     """Kept user messages + the summary message (a user message, last), the initial context
     just before the last kept message, the carried notes (with ``notes_budget``) just before
     the summary. With ``room`` (tokens the whole rebuilt history may take), the result is
-    checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went).
+    checked and shrunk to fit (``RebuiltHistory.shrunk`` says what went). ``read_notes``:
+    see :func:`select_with_notes`.
     """
     kept, truncated, carried, notes_tokens = select_with_notes(
-        history, budget, notes_budget, count
+        history, budget, notes_budget, count, read_notes
     )
     context = list(initial_context or [])
     shrunk = Shrunk()

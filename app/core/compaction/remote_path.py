@@ -91,6 +91,7 @@ async def _trigger(
         budget.kept_budget(item_tokens, context_tokens),
         run.notes_budget(budget),
         count,
+        run.read_notes,
     )
     items = assemble(kept, compaction, context, notes_items(carried))
     return PathResult(

@@ -29,6 +29,7 @@ from .choose import run_path
 from .counting import CountMemo
 from .failure import Ended, ended_record, failure_text
 from .local import ContextTooLarge, ItemCounts
+from .notes_material import NotesReader
 from .path import PathResult, PathRun, notes_items
 from .pins import Pins, carry
 from .policy import auto_compact_limit, context_window
@@ -70,7 +71,8 @@ class Compactor:
         self._history = history
         self._transcript = transcript
         self._counter = counter
-        self._counts = CountMemo(counter)  # one compaction's counts (see counting.py)
+        self._counts = CountMemo(counter)  # this compaction's counts and the last one's
+        self._read_notes = NotesReader()  # the last history read for notes, remembered
         self._config = config
         self._provider = provider
         self._tool_specs = tool_specs
@@ -199,7 +201,7 @@ class Compactor:
         budget = self.budget(incoming)
         self._held_notes = []
         self._running = (turn_id, item_id, trigger, focus)
-        self._counts = CountMemo(self._counter)
+        self._counts.begin()  # the last compaction's counts stay at hand (see counting.py)
         start = Start(
             turn_id=turn_id, item_id=item_id, trigger=trigger, focus=focus, before=before,
             tokens_before=tokens_before, started=started, budget=budget, incoming=incoming,
@@ -215,7 +217,6 @@ class Compactor:
         finally:
             self._running = None
             self._record_held_notes()
-            self._counts = CountMemo(self._counter)
 
     async def _run_and_apply(
         self,
@@ -290,6 +291,7 @@ class Compactor:
             emit=self._emit, say=self._say, retry_notice=self._retry_notice,
             initial_context=self._initial_context, tool_specs=self._tool_specs,
             turn_request=self._turn_request, capabilities=self.capabilities,
+            read_notes=self._read_notes,
         )
 
     def _summary_rewritten(self, unchanged: bool, live: bool) -> None:

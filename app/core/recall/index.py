@@ -7,18 +7,22 @@ writer added records), rebuilds itself when it is missing, damaged or from anoth
 lives in memory when its file cannot be written (a read-only data folder).
 
 Nothing here runs on the event loop or while a session opens: records written by the session
-are queued as they are appended (:meth:`RecallIndex.add`) and indexed by a short-lived worker
-thread; a search first indexes what is queued, in the caller's thread (the tool calls it off
+are queued as they are appended (:meth:`RecallIndex.add`) and indexed by the process's one
+recall worker thread (started once: starting a thread makes the caller wait until it runs, which
+on a busy machine held the window's thread for milliseconds at every turn); a search first indexes what is queued, in the caller's thread (the tool calls it off
 the loop). Texts are kept zlib-compressed beside a contentless FTS table, so the index stays
 smaller than the rollout.
 """
 
 from __future__ import annotations
 
+import logging
+import queue
 import sqlite3
 import threading
 import zlib
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,31 @@ __all__ = ["RecallIndex", "recall_index_path"]
 # Candidates read per search before in-view ones are put last.
 CANDIDATES = 200
 
+log = logging.getLogger(__name__)
+_jobs: queue.SimpleQueue[Callable[[], None]] | None = None  # the worker's, once it runs
+_jobs_lock = threading.Lock()
+
+
+def run_in_worker(job: Callable[[], None]) -> None:
+    """Run ``job`` on the recall worker thread, which is started by the first job of the
+    process and then waits for the next (a daemon: it never holds up the process's exit)."""
+    global _jobs
+    with _jobs_lock:
+        if _jobs is None:
+            _jobs = queue.SimpleQueue()
+            threading.Thread(target=_serve, args=(_jobs,), name="recall-index", daemon=True).start()
+        jobs = _jobs
+    jobs.put(job)
+
+
+def _serve(jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+    while True:
+        job = jobs.get()
+        try:
+            job()
+        except Exception:
+            log.exception("The recall index failed to index new records")
+
 
 class RecallIndex:
     """The index of one session's rollout. Thread-safe; every method but :meth:`search` is
@@ -55,7 +84,7 @@ class RecallIndex:
         self._queue_lock = threading.Lock()  # guards the queue and the worker
         self._pending: deque[tuple[int, str, str, dict[str, Any]]] = deque()
         self._next_seq = 0  # the number the next appended record gets
-        self._worker: threading.Thread | None = None
+        self._working = False  # the worker has this index's queue in hand
         self._closed = False
         self._conn: sqlite3.Connection | None = None
         self._in_memory = False
@@ -78,11 +107,10 @@ class RecallIndex:
                 return
             self._pending.append((self._next_seq, type, timestamp, payload))
             self._next_seq += 1
-            if self._worker is not None:
+            if self._working:
                 return
-            self._worker = threading.Thread(target=self._work, name="recall-index", daemon=True)
-            worker = self._worker
-        worker.start()
+            self._working = True
+        run_in_worker(self._work)
 
     def follow(self, writer: RolloutWriter | None, *, records: int | None = None) -> None:
         """Index what ``writer`` appends from now on. ``records``: the session was opened from
@@ -109,7 +137,7 @@ class RecallIndex:
         with self._queue_lock:
             self._closed = True
             self._pending.clear()
-            if self._worker is not None:
+            if self._working:
                 return
         with self._db_lock:
             self._close_connection()
@@ -121,7 +149,7 @@ class RecallIndex:
                     self._drain_safely(catch_up=False)
             with self._queue_lock:
                 if self._closed or not self._pending:
-                    self._worker = None
+                    self._working = False
                     closed = self._closed
                     break
         if closed:
