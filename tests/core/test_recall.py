@@ -8,6 +8,8 @@ import json
 import os
 import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -309,3 +311,24 @@ def test_query_building_quotes_every_word() -> None:
         '"zebra" AND "x" AND "orchard shard count" AND ("svc41" OR "svc 41")'
     )
     assert build_query("?!*") is None
+
+
+def test_the_worker_keeps_no_job_alive_while_it_waits() -> None:
+    # A job is an index's bound method: held by the waiting worker, it kept a closed
+    # session's index (its records, its database connection) alive until the next job.
+    class Job:
+        def __init__(self) -> None:
+            self.ran = threading.Event()
+
+        def __call__(self) -> None:
+            self.ran.set()
+
+    job = Job()
+    ran, gone = job.ran, weakref.ref(job)
+    run_in_worker(job)
+    del job
+    assert ran.wait(timeout=120)  # a hang guard only
+    deadline = time.monotonic() + 30  # a hang guard only: the worker drops it as it returns
+    while gone() is not None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert gone() is None

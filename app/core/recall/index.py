@@ -71,6 +71,8 @@ def _serve(jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
             job()
         except Exception:
             log.exception("The recall index failed to index new records")
+        # Not held while the worker waits: it would keep a closed session's index alive.
+        del job
 
 
 class RecallIndex:
