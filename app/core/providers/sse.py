@@ -53,9 +53,10 @@ class StreamActivity:
         self.stalled = True
 
 
-# Events handed over between two turns of the event loop (see the module's docstring): about a
-# millisecond of the core's work per slice on the benchmark's machine.
-EVENTS_PER_SLICE = 64
+# Events handed over between two turns of the event loop (see the module's docstring): 2-3 ms of
+# the core's work per slice on the benchmark's machine. Smaller slices (64) gave no shorter
+# stalls in bench_streaming and cost its ratio about 5 % in turns of the loop.
+EVENTS_PER_SLICE = 256
 
 # The activity of the stream the current task reads (None outside the retry loop).
 STREAM_ACTIVITY: ContextVar[StreamActivity | None] = ContextVar("stream_activity", default=None)
