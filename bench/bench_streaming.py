@@ -200,9 +200,10 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         reference_value=raw_s,
         targets=[
             Target("window / bare client", ui_s / raw_s, 1.25, "×"),
-            # Guarded at 25 ms until the goal is met (measured 18-19.5 ms on an idle machine,
-            # 24-26 before the turn's end left the window's thread).
-            Target("longest main-thread stall (goal 16 ms)", stall, 25.0, "ms"),
+            # The goal: 15.2 / 16.2 ms in two full runs on an idle machine once the stream is
+            # read in slices and a part renders when laid out (18-19.5 ms before; 24-26 before
+            # the turn's end left the window's thread).
+            Target("longest main-thread stall (goal 16 ms)", stall, 16.0, "ms"),
         ],
         extra={
             "bare_typed_events_s": round(typed_s, 4),
