@@ -108,6 +108,20 @@ async def test_file_questions_call_workspace_tools_when_offered(
     assert call.name == tool and json.loads(call.arguments) == arguments
 
 
+async def test_a_long_unbroken_paste_is_answered_and_its_file_name_still_found(
+    demo_client: openai.AsyncOpenAI,
+) -> None:
+    # A pasted hex dump: 20 000 characters without a dot or a space. Finding a file name in it
+    # took minutes (every split of the run tried at every position), holding the GIL, so the
+    # whole window froze with the demo model.
+    dump = "".join("0123456789abcdef"[(i * 7) % 16] for i in range(20_000))
+    response = await ask(demo_client, [user(f"show me app/main.py, it printed {dump}")],
+                         tools=TOOLS)
+    [call] = response.output
+    assert call.type == "function_call" and call.name == "read_file"
+    assert json.loads(call.arguments)["path"] == "app/main.py"
+
+
 async def test_without_tools_a_file_question_gets_text(demo_client: openai.AsyncOpenAI) -> None:
     response = await ask(demo_client, [user("list the files please")])
     assert [o.type for o in response.output] == ["message"]
