@@ -32,3 +32,28 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 def assistant_texts(window: Any) -> list[str]:
     return [row.text for row in window.transcript.message_rows("assistant")]
+
+
+class RemeasureLog:
+    """Which event the window was drawing at each re-measure of a transcript row.
+
+    ``events`` lists the events drawn so far (each as ``label(event)``; connected after the
+    window's own handler, so an event is listed once it has been drawn), ``during`` the index
+    in ``events`` of the event being drawn at each re-measure."""
+
+    def __init__(self, window: Any, label: Any = lambda event: event.type) -> None:
+        self.events: list[str] = []
+        self.during: list[int] = []
+        view = window.transcript
+        measure = view.row_changed
+
+        def counted(row: Any) -> None:  # every re-measure of a row goes through here
+            self.during.append(len(self.events))
+            measure(row)
+
+        view.row_changed = counted
+        window.controller.event_received.connect(lambda event: self.events.append(label(event)))
+
+    def while_drawing(self, index: int) -> int:
+        """How many re-measures the ``index``-th event drawn made."""
+        return self.during.count(index)

@@ -26,7 +26,7 @@ from app.ui.long_text import (
 )
 
 from .conftest import run
-from .helpers import wait_idle
+from .helpers import RemeasureLog, wait_idle
 
 
 def unbroken(chars: int, alphabet: str = "abcdefghijklmnopqrstuvwxyz0123456789/.:") -> str:
@@ -114,25 +114,14 @@ def test_a_long_user_message_arriving_again_unchanged_is_not_laid_out_again(
     # after sending 128 KB of hex.
     window = make_window()
     message = unbroken(6 * SEGMENT_CHARS + 1, alphabet="0123456789abcdef")
-    view = window.transcript
-    measure = view.row_changed
-    seen: list[str] = []  # the events drawn so far
-    remeasured_during: list[int] = []  # for each re-measure, the index of the event being drawn
-
-    def counted(row: Any) -> None:  # every re-measure of a row goes through here
-        remeasured_during.append(len(seen))
-        measure(row)
-
-    view.row_changed = counted
-    window.controller.event_received.connect(
-        lambda event: seen.append(f"{event.type}:{getattr(getattr(event, 'item', None), 'kind', '')}")
+    log = RemeasureLog(
+        window, lambda event: f"{event.type}:{getattr(getattr(event, 'item', None), 'kind', '')}"
     )
     server.enqueue(Reply(text="Noted."))
     window.send_message(message)
     wait_idle(qtbot, window)
-    completed = seen.index("item_completed:user_message")
-    assert remeasured_during.count(completed) == 0
-    row = view.message_rows("user")[-1]
+    assert log.while_drawing(log.events.index("item_completed:user_message")) == 0
+    row = window.transcript.message_rows("user")[-1]
     assert row.text == message and len(row.segments) == 6
     check_display(row, message)
 

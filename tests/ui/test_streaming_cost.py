@@ -108,15 +108,21 @@ def test_a_stream_that_costs_more_to_render_is_rendered_less_often(
     assert view.message_rows("assistant")[0].body.toPlainText() == "Hello there again"
 
 
+def widgets_built(view: TranscriptView) -> list[Any]:
+    """The rows ``view`` builds a widget for from now on, in order."""
+    built: list[Any] = []
+    original = view.create_row_widget
+    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    return built
+
+
 def test_following_a_fast_stream_builds_one_part_per_pass_and_none_above_the_screen(
     qtbot: Any, view: TranscriptView
 ) -> None:
     row = view.add_message("assistant", "", "reply")
     view.append_delta("reply", "Start.\n\n")
     view.flush()
-    built: list[Any] = []
-    original = view.create_row_widget
-    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    built = widgets_built(view)
     # One frame brings several screens of text.
     view.append_delta("reply", "".join(f"Paragraph {i}: " + "words " * 60 + "\n\n"
                                        for i in range(60)))
@@ -173,9 +179,7 @@ def test_the_final_text_of_a_followed_stream_builds_one_part_in_its_own_pass(
     row = view.add_message("assistant", "", "reply")
     view.append_delta("reply", "Start.\n\n")
     view.flush()
-    built: list[Any] = []
-    original = view.create_row_widget
-    view.create_row_widget = lambda r: built.append(r) or original(r)  # type: ignore[method-assign]
+    built = widgets_built(view)
     # The reply ends with several screens of text that no frame has rendered yet.
     final = "Start.\n\n" + "".join(f"Part {i}: " + "words " * 60 + "\n\n" for i in range(60))
     item = p.TurnItem(id="reply", kind="agent_message", data={"text": final})

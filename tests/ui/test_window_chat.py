@@ -9,7 +9,7 @@ from PySide6.QtGui import QTextImageFormat
 
 from app.demo import Reply
 
-from .helpers import assistant_texts, type_and_send, wait_idle
+from .helpers import RemeasureLog, assistant_texts, type_and_send, wait_idle
 
 LONG_REPLY = " ".join(f"word{i}" for i in range(200))
 
@@ -188,21 +188,10 @@ def test_the_final_text_arriving_again_is_not_rendered_again(
     window = make_window()
     reply = "A *short* answer.\n\n- one\n- two\n"
     server.enqueue(Reply(text=reply, chunk_size=3))
-    view = window.transcript
-    measure = view.row_changed
-    seen: list[str] = []  # the events drawn so far
-    remeasured_during: list[int] = []  # for each re-measure, the index of the event being drawn
-
-    def counted(row: Any) -> None:  # every re-measure of a row goes through here
-        remeasured_during.append(len(seen))
-        measure(row)
-
-    view.row_changed = counted
-    # Connected after the window's own handler: an event is noted once it has been drawn.
-    window.controller.event_received.connect(lambda event: seen.append(event.type))
+    log = RemeasureLog(window)
     type_and_send(qtbot, window, "hello")
     wait_idle(qtbot, window)
     assert assistant_texts(window) == [reply]
-    final = seen.index("agent_message")
-    assert seen[final - 1] == "item_completed"  # the final text arrived just before
-    assert remeasured_during.count(final) == 0  # its second arrival changed nothing
+    final = log.events.index("agent_message")
+    assert log.events[final - 1] == "item_completed"  # the final text arrived just before
+    assert log.while_drawing(final) == 0  # its second arrival changed nothing
