@@ -84,6 +84,7 @@ class RecordedRequest:
     endpoint: str | None = None  # "responses", "compact", "chat", "models" or None
     query: str = ""
     raw: bytes = field(default=b"", repr=False)
+    connection: int = 0  # the connection it came on: 1 for the server's first, and so on
 
 
 class ModelServer:
@@ -128,6 +129,7 @@ class ModelServer:
         self._requests: deque[RecordedRequest] = deque(maxlen=limit)
         self._prefixes: dict[str, list[tuple[str, int]]] = {}
         self._connections: set[socket.socket] = set()
+        self._accepted = 0  # connections accepted since the server was made
         self._active = 0  # requests being answered right now
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -281,12 +283,15 @@ class ModelServer:
             self._active -= 1
             self._changed.notify_all()
 
-    def _track(self, conn: socket.socket, add: bool) -> None:
+    def _track(self, conn: socket.socket, add: bool) -> int:
+        """Adds or drops an open connection; the number of connections accepted so far."""
         with self._lock:
             if add:
                 self._connections.add(conn)
+                self._accepted += 1
             else:
                 self._connections.discard(conn)
+            return self._accepted
 
     # --------------------------------------------------------------------------- answers
 
@@ -512,9 +517,11 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # one small write per SSE event must leave at once
     server: _HTTPServer
 
+    connection_number = 0
+
     def setup(self) -> None:
         super().setup()
-        self.server.owner._track(self.connection, add=True)
+        self.connection_number = self.server.owner._track(self.connection, add=True)
 
     def finish(self) -> None:
         try:
@@ -571,6 +578,7 @@ class _Handler(BaseHTTPRequestHandler):
                 endpoint=endpoint,
                 query=query,
                 raw=raw,
+                connection=self.connection_number,
             )
         )
         ch = Channel(self.connection, self.wfile, owner._stop, owner.tokens_per_second)

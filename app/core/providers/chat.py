@@ -44,7 +44,7 @@ from .errors import classify_error_payload
 from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
 from .prompt_truncation import TRUNCATION_MIN_ESTIMATE, TruncationCheck, estimate_tokens
-from .sse import json_events, json_int, json_objects, usage_from_json
+from .sse import json_events, json_int, json_objects, read_to_end, usage_from_json
 
 # The request builders are also importable from here, where they were first.
 __all__ = [
@@ -129,7 +129,8 @@ class ChatCompletionsProvider(OpenAIClientProvider):
             )
             # The raw SSE, like ResponsesProvider.stream: the SDK's typed chunk objects cost
             # several times more than reading the stream itself.
-            async for chunks in json_events(sdk_stream.response.aiter_bytes()):
+            body = sdk_stream.response.aiter_bytes()
+            async for chunks in json_events(body):
                 for chunk in chunks:
                     if not isinstance(chunk, dict):
                         raise ProviderError("malformed", "stream chunk is not a JSON object")
@@ -165,6 +166,10 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                             finished = True
                             if choice["finish_reason"] == "length":
                                 stop_reason = "length"
+            if finished:
+                # What follows ``[DONE]`` is the body's end: read it, so the connection is
+                # reused by the next request.
+                await read_to_end(body)
         except ProviderError:
             raise
         except Exception as exc:

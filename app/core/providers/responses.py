@@ -8,6 +8,7 @@ replayed byte for byte.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any, cast
 
 from openai import omit
@@ -28,7 +29,7 @@ from .errors import classify_error_payload
 from .non_api_replies import refuse_web_page
 from .openai_client import OpenAIClientProvider
 from .overflow import is_context_overflow
-from .sse import json_events, usage_from_json
+from .sse import json_events, read_to_end, usage_from_json
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -114,24 +115,29 @@ class ResponsesProvider(OpenAIClientProvider):
             await refuse_web_page(
                 sdk_stream.response, base_url=self.base_url, secrets=self._secrets
             )
-            async for events in json_events(sdk_stream.response.aiter_bytes()):
-                for event in events:
-                    if not isinstance(event, dict):
-                        raise ProviderError("malformed", "stream event is not a JSON object")
-                    done = self._handle_event(event)
-                    if done is None:
-                        continue
-                    if isinstance(done, Completed):
-                        if not items_done:
-                            # Some servers carry the items only in the final response object:
-                            # without this the reply is shown, then missing from the history.
-                            for item in _final_output(event):
-                                yield OutputItemDone(item=item)
+            body = sdk_stream.response.aiter_bytes()
+            async with aclosing(json_events(body)) as slices:
+                async for events in slices:
+                    for event in events:
+                        if not isinstance(event, dict):
+                            raise ProviderError("malformed", "stream event is not a JSON object")
+                        done = self._handle_event(event)
+                        if done is None:
+                            continue
+                        if isinstance(done, Completed):
+                            if not items_done:
+                                # Some servers carry the items only in the final response
+                                # object: without this the reply is shown, then missing from
+                                # the history.
+                                for item in _final_output(event):
+                                    yield OutputItemDone(item=item)
+                            yield done
+                            # The body's end follows: read it, so the connection is reused.
+                            await read_to_end(body)
+                            return
+                        if isinstance(done, OutputItemDone):
+                            items_done += 1
                         yield done
-                        return
-                    if isinstance(done, OutputItemDone):
-                        items_done += 1
-                    yield done
         except ProviderError:
             raise
         except Exception as exc:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextvars import ContextVar
 from typing import Any
+
+import httpx2
 
 from ..fastjson import loads
 from .base import Usage
@@ -94,7 +96,7 @@ class SSEDecoder:
         return payloads
 
 
-async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
+async def json_events(body: AsyncIterator[bytes]) -> AsyncGenerator[list[Any]]:
     """For each chunk of an SSE ``body``, the JSON values of the events it completes (often
     one, sometimes none or many), at most :data:`EVENTS_PER_SLICE` at a time with a turn of the
     event loop between two slices; a ``[DONE]`` event ends the stream. Raises
@@ -123,6 +125,36 @@ async def json_events(body: AsyncIterator[bytes]) -> AsyncIterator[list[Any]]:
         yield events
         if chunk is None:
             return
+
+
+# What is left of a body after the event that ends the stream (its terminating chunk, a
+# ``[DONE]``, rarely more) is read for at most this long and this many bytes, then the body is
+# closed anyway: a body read to its end lets the connection go back to the pool for the next
+# request (no new TCP and TLS handshake per turn); a server that keeps the body open after its
+# last event costs the turn at most this wait.
+END_OF_BODY_SECONDS = 0.25
+END_OF_BODY_BYTES = 65_536
+
+
+async def read_to_end(
+    body: AsyncIterator[bytes],
+    *,
+    seconds: float = END_OF_BODY_SECONDS,
+    max_bytes: int = END_OF_BODY_BYTES,
+) -> bool:
+    """Read and drop what is left of ``body``; ``True`` when it ended within ``seconds`` and
+    ``max_bytes``. Transport errors count as not ended: the caller closes the body either way."""
+    read = 0
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in body:
+                read += len(chunk)
+                if read > max_bytes:
+                    return False
+    except (TimeoutError, OSError, httpx2.HTTPError):
+        # The time is up, or the connection failed: the body is closed, and not reused.
+        return False
+    return True
 
 
 def json_int(value: object) -> int:
