@@ -42,6 +42,13 @@ _LOOK_BACK = re.compile(
     r"what were|which (?:\w+ )?(?:did|was|were))\b",
     re.IGNORECASE,
 )
+# A look back is asked: "which port did I give you?", "remind me of the budget". "Please
+# remember the port is 8443" looks forward, and is answered without a search.
+_ASKS = re.compile(
+    r"\?|(?:^|[.!,;:\n])\s*(?:what|which|where|when|who|how|why|do you|did|can you|"
+    r"could you|remind me|tell me)\b",
+    re.IGNORECASE,
+)
 _LOOK_BACK_WORDS = frozenset(
     {"remember", "recall", "earlier", "previously", "before", "back", "then", "told", "said",
      "tell", "mentioned", "again", "choose", "chose", "chosen", "decide", "decided", "pick",
@@ -306,7 +313,7 @@ def _file_intent(text: str) -> tuple[str, dict[str, Any]] | None:
 def _recall_call(conv: Conversation, text: str) -> ToolCall | None:
     """Search the whole conversation (the recall tool) when ``text`` asks about something
     earlier that is no longer in this request: its telling words appear nowhere else in it."""
-    if RECALL_TOOL not in conv.tools or not _LOOK_BACK.search(text):
+    if RECALL_TOOL not in conv.tools or not _LOOK_BACK.search(text) or not _ASKS.search(text):
         return None
     if conversation_question(text.lower()) is not None:
         return None  # "what did I say first?": answered from what is in view

@@ -69,6 +69,36 @@ async def test_what_did_i_say_first_quotes_the_first_user_message(
     assert "My cat is called Miso." in (await ask(demo_client, items)).output_text
 
 
+RECALL: list[Any] = [
+    {"type": "function", "name": "recall", "parameters": {"type": "object", "properties": {}}}
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name is Ada and my server port is 8443. Please remember it.",
+        "Remember: the budget is 40k.",
+    ],
+)
+async def test_asking_to_remember_something_is_answered_without_a_search(
+    demo_client: openai.AsyncOpenAI, text: str
+) -> None:
+    response = await ask(demo_client, [user(text)], tools=RECALL)
+    assert [item.type for item in response.output] == ["message"]
+    assert "no longer in my view" not in response.output_text
+
+
+async def test_asking_about_something_no_longer_in_view_searches_for_it(
+    demo_client: openai.AsyncOpenAI,
+) -> None:
+    items = [user("Hello."), assistant("Hi."), user("which port did I give you earlier")]
+    response = await ask(demo_client, items, tools=RECALL)
+    [call] = response.output
+    assert call.type == "function_call" and call.name == "recall"
+    assert "port" in json.loads(call.arguments)["query"]
+
+
 async def test_a_summary_message_counts_as_earlier_conversation(
     demo_client: openai.AsyncOpenAI,
 ) -> None:
