@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
@@ -417,6 +418,17 @@ class TranscriptView(VirtualRowArea):
             tops = self._tops
             rows = [row for row in rows if tops[row.index] + row.height > value]
         return rows
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        if self._deferred or (self._streaming is not None and self.follow_bottom):
+            # While a layout goes on over several passes (a long message coming on screen, a
+            # stream followed: a part per pass), what a new width needs (the scroll bar
+            # appearing as a long message first fills the view) is laid out by the next
+            # pass, not in the block of the resize.
+            with self.lazy():
+                super().resizeEvent(event)
+            return
+        super().resizeEvent(event)
 
     def _continue_layout(self) -> None:
         # Parts of the stream coming on screen a pass after its render count as its work.

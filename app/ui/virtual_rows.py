@@ -75,6 +75,12 @@ class VirtualRowArea(QAbstractScrollArea):
         self._held_width = 100
         self._deferred = False  # a pass left rows on screen for the next one
         self._lazy = 0  # > 0 while what changes is laid out by the next pass, not this one
+        # The next pass's second step (see ``_next_pass``): a timer object, since a static
+        # zero-delay single shot is a posted call, and posted calls go before every timer.
+        self._pass_timer = QTimer(self)
+        self._pass_timer.setSingleShot(True)
+        self._pass_timer.setInterval(0)
+        self._pass_timer.timeout.connect(self._continue_layout)
         bar = self.verticalScrollBar()
         bar.setSingleStep(24)
         bar.valueChanged.connect(self._on_scrolled)
@@ -353,11 +359,11 @@ class VirtualRowArea(QAbstractScrollArea):
         return LAYOUT_BUDGET
 
     def _next_pass(self) -> None:
-        """The next pass is due: it is posted, to run once this round of timers is over. Qt
-        fires every timer that is due in one round, oldest first, so when painting what the
-        last pass placed outlasted this timer's millisecond, the pass went before every timer
-        that came due meanwhile (the stream's reading, the window's own): now they run first."""
-        QTimer.singleShot(0, self, self._continue_layout)
+        """The next pass is due: it is put behind the timers due by now. Qt fires every timer
+        that is due in one round, oldest first, so when painting what the last pass placed
+        outlasted this timer's millisecond, the pass went before every timer that came due
+        meanwhile (the stream's reading, the window's own): now they run first."""
+        self._pass_timer.start()
 
     def _continue_layout(self) -> None:
         self._deferred = False

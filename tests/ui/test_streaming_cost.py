@@ -282,3 +282,26 @@ def test_a_later_layout_pass_lets_the_timers_due_before_it_run_first(
         pass
     qtbot.waitUntil(lambda: "pass" in order and "timer" in order)
     assert order.index("timer") < order.index("pass")
+
+
+def test_a_resize_during_a_layout_over_several_passes_joins_it(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    # The scroll bar appearing as a long message first fills the view resizes it while the
+    # message's parts are still being laid out: the new width is laid out by the passes
+    # after, not in the resize's block, and ends as laid out at once.
+    message = "".join(random.Random(7).choices("0123456789abcdef", k=5 * SEGMENT_CHARS))
+    view.add_message("user", message, "u1")
+    qtbot.waitUntil(lambda: settled(view))
+    built = widgets_built(view)
+    view.add_message("user", message, "u2")
+    assert view._deferred
+    view.resize(view.width() - 60, view.height())
+    assert built == []
+    qtbot.waitUntil(lambda: settled(view))
+    width = view._row_width()
+    assert all(r.height == max(1, int(r._widget.height_for(width))) for r in on_screen(view))
+    # A resize with no layout under way measures in its own block, as before.
+    assert not view._deferred
+    view.resize(view.width() + 60, view.height())
+    assert any(r.measured_width == view._row_width() for r in on_screen(view))
