@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
@@ -289,9 +290,11 @@ class TranscriptView(VirtualRowArea):
         if len(text) <= SEGMENT_CHARS:
             self._add(row)
             return row
-        # A long message is shown in parts, each laid out only when on screen.
+        # A long message is shown in parts, each laid out only when on screen, the first of
+        # them a pass later: not in the block that received the message (in a replay the
+        # replay's own pass lays them out).
         row.cuts, row.part_lines = prepared_cuts(text)
-        with self.hold():
+        with self.lazy(), self.hold():
             self._add(row)
             row.sync_segments()
         return row
@@ -385,7 +388,10 @@ class TranscriptView(VirtualRowArea):
             self._flush_timer.stop()
             return
         started = self.work_clock()
-        row.render_markdown()
+        # The parts the render changed are built and measured by the next passes (one each,
+        # see ``layout_budget``), not in the render's own block.
+        with self.lazy():
+            row.render_markdown()
         self.render_count += 1
         spent_ms = (self._stream_work + self.work_clock() - started) * 1000
         self._stream_work = 0.0
@@ -412,6 +418,17 @@ class TranscriptView(VirtualRowArea):
             tops = self._tops
             rows = [row for row in rows if tops[row.index] + row.height > value]
         return rows
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        if self._deferred or (self._streaming is not None and self.follow_bottom):
+            # While a layout goes on over several passes (a long message coming on screen, a
+            # stream followed: a part per pass), what a new width needs (the scroll bar
+            # appearing as a long message first fills the view) is laid out by the next
+            # pass, not in the block of the resize.
+            with self.lazy():
+                super().resizeEvent(event)
+            return
+        super().resizeEvent(event)
 
     def _continue_layout(self) -> None:
         # Parts of the stream coming on screen a pass after its render count as its work.
@@ -443,7 +460,8 @@ class TranscriptView(VirtualRowArea):
         # as the stream's last frame (one part laid out per pass, see ``layout_budget``): the
         # parts the end of the text adds come on screen over the next passes.
         if row.dirty:
-            row.render_markdown()
+            with self.lazy():
+                row.render_markdown()
         if row is self._streaming:
             self._flush_timer.stop()
             self._streaming = None

@@ -74,6 +74,13 @@ class VirtualRowArea(QAbstractScrollArea):
         self._metrics: TextMetrics | None = None
         self._held_width = 100
         self._deferred = False  # a pass left rows on screen for the next one
+        self._lazy = 0  # > 0 while what changes is laid out by the next pass, not this one
+        # The next pass's second step (see ``_next_pass``): a timer object, since a static
+        # zero-delay single shot is a posted call, and posted calls go before every timer.
+        self._pass_timer = QTimer(self)
+        self._pass_timer.setSingleShot(True)
+        self._pass_timer.setInterval(0)
+        self._pass_timer.timeout.connect(self._continue_layout)
         bar = self.verticalScrollBar()
         bar.setSingleStep(24)
         bar.valueChanged.connect(self._on_scrolled)
@@ -186,6 +193,12 @@ class VirtualRowArea(QAbstractScrollArea):
     def hold(self) -> _Hold:
         """``with area.hold():`` adds or changes many rows with one layout at the end."""
         return _Hold(self)
+
+    def lazy(self) -> _Lazy:
+        """``with area.lazy():`` the rows added or changed inside get their widgets (built,
+        rendered, measured) in the passes after, a turn of the event loop later, not in the
+        caller's own block (rows that cost no layout still get theirs now)."""
+        return _Lazy(self)
 
     def row_at_top(self) -> Any | None:
         """The first row on screen."""
@@ -304,7 +317,7 @@ class VirtualRowArea(QAbstractScrollArea):
             bar.setValue(self._tops[anchor[0]] + anchor[1])
         # Measure the rows that come on screen; rows above the anchor keep it in place. Text
         # beyond this pass's budget is measured in the next pass (lazily, a turn later).
-        budget = self.layout_budget()
+        budget = 0 if self._lazy else self.layout_budget()
         deferred = False
         for _ in range(8):
             visible = self._visible_rows(bar.value())
@@ -338,12 +351,19 @@ class VirtualRowArea(QAbstractScrollArea):
             self._deferred = True
             # A timer, not a posted call (0 ms): timers that are due (input, painting, a
             # stream's reading) get their turn between two passes rather than after all.
-            QTimer.singleShot(1, self, self._continue_layout)
+            QTimer.singleShot(1, self, self._next_pass)
 
     def layout_budget(self) -> int:
         """Characters of text one layout pass lays out (``LAYOUT_BUDGET``; the first row
         needing it is laid out whatever its size)."""
         return LAYOUT_BUDGET
+
+    def _next_pass(self) -> None:
+        """The next pass is due: it is put behind the timers due by now. Qt fires every timer
+        that is due in one round, oldest first, so when painting what the last pass placed
+        outlasted this timer's millisecond, the pass went before every timer that came due
+        meanwhile (the stream's reading, the window's own): now they run first."""
+        self._pass_timer.start()
 
     def _continue_layout(self) -> None:
         self._deferred = False
@@ -414,3 +434,15 @@ class _Hold:
         self.area._hold -= 1
         if self.area._hold == 0:
             self.area.relayout()
+
+
+class _Lazy:
+    def __init__(self, area: VirtualRowArea) -> None:
+        self.area = area
+
+    def __enter__(self) -> VirtualRowArea:
+        self.area._lazy += 1
+        return self.area
+
+    def __exit__(self, *exc: object) -> None:
+        self.area._lazy -= 1

@@ -235,6 +235,25 @@ async def test_request_body_is_built_from_items(
     assert "OPAQUE" not in str(body) and "SECRET-SUMMARY" not in str(body)
 
 
+async def test_tools_are_sent_as_given_not_through_the_sdk_transform(
+    server: ModelServer, provider: ChatCompletionsProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openai.resources.chat.completions.completions as sdk_chat
+
+    transformed: list[object] = []
+    original = sdk_chat.async_maybe_transform
+
+    async def spy(data: object, *args: object, **kwargs: object) -> object:
+        transformed.append(data)
+        return await original(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sdk_chat, "async_maybe_transform", spy)
+    server.enqueue(Reply(text="ok"), endpoint="chat")
+    await collect(provider, make_request(input=HISTORY, tools=[TOOL]))
+    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)  # type: ignore[attr-defined]
+    assert server.requests_to("chat")[-1].body["tools"] == tools_to_chat([TOOL])
+
+
 async def test_stored_history_is_not_changed_by_the_normalisation(
     server: ModelServer, provider: ChatCompletionsProvider
 ) -> None:

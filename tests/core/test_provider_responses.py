@@ -127,6 +127,30 @@ async def test_request_body_has_store_false_cache_key_reasoning_and_tools(
     assert body["parallel_tool_calls"] is False
 
 
+async def test_tools_are_sent_as_given_not_through_the_sdk_transform(
+    server: ModelServer, provider: ResponsesProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's typed transform walked the tools' schemas on the window's thread at every
+    # request; the tools are wire JSON already and go in the body as they are.
+    import openai.resources.responses.responses as sdk_responses
+
+    transformed: list[object] = []
+    original = sdk_responses.async_maybe_transform
+
+    async def spy(data: object, *args: object, **kwargs: object) -> object:
+        transformed.append(data)
+        return await original(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sdk_responses, "async_maybe_transform", spy)
+    server.enqueue(Reply(text="hi"), endpoint="responses")
+    await collect(provider, make_request(tools=[TOOL]))
+    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)  # type: ignore[attr-defined]
+    body = server.requests_to("responses")[-1].body
+    assert body["tools"] == [TOOL]
+    assert body["parallel_tool_calls"] is False
+    assert "tool_choice" not in body
+
+
 async def test_optional_fields_are_omitted_when_not_asked(
     server: ModelServer, provider: ResponsesProvider
 ) -> None:

@@ -5,6 +5,7 @@ bench/bench_streaming.py and bench/bench_long_lines.py, not here.)"""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -190,3 +191,117 @@ def test_the_final_text_of_a_followed_stream_builds_one_part_in_its_own_pass(
                                 for r in view._visible_rows(bar.value())))
     assert bar.value() == bar.maximum()
     assert row.text == final and not row.streaming and len(row.segments) > 10
+
+
+def on_screen(view: TranscriptView) -> list[Any]:
+    """The rows in the viewport (not those built ahead above or below it)."""
+    top = view.verticalScrollBar().value()
+    bottom = top + view.viewport().height()
+    return [r for r in view.rows if view._tops[r.index] < bottom
+            and view._tops[r.index] + r.height > top]
+
+
+def settled(view: TranscriptView) -> bool:
+    """Every row on screen has its widget, showing the current text, measured at its width."""
+    view._update_tops()
+    width = view._row_width()
+    return all(
+        r._widget is not None and r.measured_width == width and not r.stale
+        for r in on_screen(view)
+    )
+
+
+def test_a_frame_and_a_long_message_build_no_part_in_their_own_block(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    # The parts a frame's render changed, and those of a long message that arrives, are built
+    # and measured by the passes after (a turn of the event loop later), never in the block
+    # that rendered the frame or received the message; they end as a layout made at once.
+    row = view.add_message("assistant", "", "reply")
+    view.append_delta("reply", "Start.\n\n")
+    view.flush()
+    qtbot.waitUntil(lambda: settled(view))
+    built = widgets_built(view)
+    view.append_delta("reply", "".join(f"Paragraph {i}: " + "words " * 60 + "\n\n"
+                                       for i in range(20)))
+    view.flush()
+    assert built == [] and row.segments
+    qtbot.waitUntil(lambda: settled(view))
+    assert built  # the parts on screen, in the passes after
+    view.handle_event(p.TurnComplete(turn_id="t", kind="regular", status="completed"))
+    qtbot.waitUntil(lambda: settled(view))
+    message = "".join(random.Random(3).choices("0123456789abcdef", k=5 * SEGMENT_CHARS))
+    built.clear()
+    user = view.add_message("user", message, "u1")
+    assert built == [] and len(user.segments) == 4
+    qtbot.waitUntil(lambda: settled(view))
+    assert built
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum()  # the view still ends at the bottom
+    # The lazy layout is the eager one: every row on screen at the height its widget needs,
+    # the same heights as a view that laid the same texts out at once (rows off screen keep
+    # their estimates in both, measured or not depending on what was on screen when).
+    width = view._row_width()
+    for r in on_screen(view):
+        assert r.height == max(1, int(r._widget.height_for(width)))
+    eager = TranscriptView()
+    qtbot.addWidget(eager)
+    eager.resize(view.size())
+    eager.show()
+    with eager.hold():
+        eager.add_message("assistant", row.text, "reply")
+        eager.add_message("user", message, "u1")
+    eager_bar = eager.verticalScrollBar()
+    qtbot.waitExposed(eager)
+    qtbot.waitUntil(lambda: settled(eager))
+    assert [r.height for r in on_screen(eager)] == [r.height for r in on_screen(view)]
+    assert eager_bar.value() == eager_bar.maximum()
+
+
+def test_a_later_layout_pass_lets_the_timers_due_before_it_run_first(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    # The pass after one that left parts for later waits one more turn of the event loop:
+    # when something outlasted the pass's timer (painting what the pass placed), the timers
+    # that came due meanwhile (input, the stream's reading) run before the next pass.
+    from PySide6.QtCore import QTimer
+
+    message = "".join(random.Random(5).choices("0123456789abcdef", k=5 * SEGMENT_CHARS))
+    view.add_message("user", message, "u1")
+    qtbot.waitUntil(lambda: settled(view))  # (the scroll bar is shown: no more resizing)
+    order: list[str] = []
+    view.add_message("user", message, "u2")  # its parts are left for the passes after
+    assert view._deferred
+    original = view.create_row_widget
+    view.create_row_widget = (  # type: ignore[method-assign]
+        lambda r: order.append("pass") or original(r)
+    )
+    QTimer.singleShot(1, lambda: order.append("timer"))  # due after the pass's timer
+    started = time.perf_counter()
+    while time.perf_counter() - started < 0.005:  # both due: the thread was busy (a paint)
+        pass
+    qtbot.waitUntil(lambda: "pass" in order and "timer" in order)
+    assert order.index("timer") < order.index("pass")
+
+
+def test_a_resize_during_a_layout_over_several_passes_joins_it(
+    qtbot: Any, view: TranscriptView
+) -> None:
+    # The scroll bar appearing as a long message first fills the view resizes it while the
+    # message's parts are still being laid out: the new width is laid out by the passes
+    # after, not in the resize's block, and ends as laid out at once.
+    message = "".join(random.Random(7).choices("0123456789abcdef", k=5 * SEGMENT_CHARS))
+    view.add_message("user", message, "u1")
+    qtbot.waitUntil(lambda: settled(view))
+    built = widgets_built(view)
+    view.add_message("user", message, "u2")
+    assert view._deferred
+    view.resize(view.width() - 60, view.height())
+    assert built == []
+    qtbot.waitUntil(lambda: settled(view))
+    width = view._row_width()
+    assert all(r.height == max(1, int(r._widget.height_for(width))) for r in on_screen(view))
+    # A resize with no layout under way measures in its own block, as before.
+    assert not view._deferred
+    view.resize(view.width() + 60, view.height())
+    assert any(r.measured_width == view._row_width() for r in on_screen(view))

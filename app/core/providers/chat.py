@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from openai import omit
 
@@ -114,12 +114,13 @@ class ChatCompletionsProvider(OpenAIClientProvider):
                 messages=[],  # sent through extra_body as-is: see ResponsesProvider.stream
                 stream=True,
                 stream_options={"include_usage": True},
-                tools=cast(Any, tools) if tools else omit,
                 # ``max_tokens``: what every local server (llama.cpp, Ollama, LM Studio, vLLM)
                 # reads; the newer ``max_completion_tokens`` is OpenAI's alone.
                 max_tokens=request.max_output_tokens or omit,
                 extra_headers=extra_headers,
-                extra_body={"messages": messages},
+                # The tools too are wire JSON already: the SDK's typed transform of their
+                # schemas cost milliseconds of the window's thread at every request.
+                extra_body={"messages": messages, **({"tools": tools} if tools else {})},
             )
         except Exception as exc:
             raise self._error(exc) from exc

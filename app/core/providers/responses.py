@@ -40,7 +40,16 @@ def parse_responses_usage(raw: object) -> Usage | None:
 
 
 def _stream_body(request: ModelRequest) -> dict[str, Any]:
+    """What a stream request sends as-is, past the SDK's typed transform: the input items and
+    the tools (wire JSON already; the SDK walking the tools' schemas against its types cost
+    3-4 ms of the window's thread at each request), and ``context_management``. Optional
+    fields are omitted, not sent as null: some compatible servers reject nulls."""
     body: dict[str, Any] = {"input": request.input}
+    if request.tools or request.send_empty_tools:
+        body["tools"] = list(request.tools)
+        body["parallel_tool_calls"] = False
+        if not request.tools:
+            body["tool_choice"] = "auto"
     if request.context_management:
         body["context_management"] = request.context_management
     return body
@@ -83,10 +92,6 @@ class ResponsesProvider(OpenAIClientProvider):
         stream that ends without ``response.completed``.
         """
         # Optional fields are omitted, not sent as null: some compatible servers reject nulls.
-        explicit = bool(request.tools) or request.send_empty_tools
-        tools: Any = list(request.tools) if explicit else omit
-        parallel_tool_calls: Any = False if explicit else omit
-        tool_choice: Any = "auto" if request.send_empty_tools and not request.tools else omit
         include: Any = [ENCRYPTED_REASONING] if request.include_encrypted_reasoning else omit
         reasoning: Any = {"effort": request.reasoning_effort} if request.reasoning_effort else omit
         max_output: Any = request.max_output_tokens if request.max_output_tokens else omit
@@ -96,16 +101,14 @@ class ResponsesProvider(OpenAIClientProvider):
                 instructions=request.instructions,
                 stream=True,
                 store=False,
-                tools=tools,
-                tool_choice=tool_choice,
-                parallel_tool_calls=parallel_tool_calls,
                 prompt_cache_key=request.prompt_cache_key or omit,
                 include=include,
                 reasoning=reasoning,
                 max_output_tokens=max_output,
                 extra_headers=extra_headers,
-                # The items are already wire JSON: passed as-is, the SDK does not walk and
-                # transform them (seconds of CPU on the event loop for a 1M-token history).
+                # The items and tools are already wire JSON: passed as-is, the SDK does not
+                # walk and transform them (seconds of CPU on the event loop for a 1M-token
+                # history; milliseconds for the tools at every request).
                 extra_body=_stream_body(request),
             )
         except Exception as exc:
