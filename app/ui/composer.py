@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Signal
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -43,6 +43,7 @@ from .commands import (
     unescape_message,
 )
 from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
+from .qt_namespace import Qt, set_enum_property
 from .theme import colors
 from .widgets import tool_button
 
@@ -235,14 +236,15 @@ class Composer(QWidget):
         self.popup = QListWidget(self)
         self.popup.setAccessibleName("Commands")
         self.popup.setToolTip("Slash commands: ↑/↓ to choose, Tab to complete, Enter to run")
-        self.popup.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Built before the window's first paint: no Qt.* member here (see qt_namespace).
+        set_enum_property(self.popup, "focusPolicy", "NoFocus")
+        set_enum_property(self.popup, "horizontalScrollBarPolicy", "ScrollBarAlwaysOff")
         self.popup.itemClicked.connect(self._accept_item)
         self.popup.hide()
         layout.addWidget(self.popup)
 
         self.hint = QLabel(self)
-        self.hint.setTextFormat(Qt.TextFormat.PlainText)
+        set_enum_property(self.hint, "textFormat", "PlainText")
         self.hint.setWordWrap(True)
         self.hint.setAccessibleName("Composer hint")
         self.hint.hide()
@@ -253,19 +255,26 @@ class Composer(QWidget):
         self.edit = ComposerEdit(self)
         self.edit.textChanged.connect(self._on_text_changed)
         row.addWidget(self.edit, 1)
+        # The buttons keep to the bottom of the row as the edit grows: a stretch above them
+        # (as AlignBottom would, which is a Qt.* enum: none is read before the first paint).
+        buttons = QHBoxLayout()
+        column = QVBoxLayout()
+        column.addStretch(1)
+        column.addLayout(buttons)
+        row.addLayout(column)
         self.send_button: QToolButton = tool_button(
             "send", "Send (Enter)", "Send message", self
         )
         self.send_button.setIconSize(QSize(20, 20))
         self.send_button.clicked.connect(self.submit)
-        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        buttons.addWidget(self.send_button)
         self.stop_button: QToolButton = tool_button(
             "stop", "Stop the reply or the compaction (Esc)", "Stop", self
         )
         self.stop_button.setIconSize(QSize(20, 20))
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.setEnabled(False)
-        row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        buttons.addWidget(self.stop_button)
         layout.addLayout(row)
         self._update_buttons()
 

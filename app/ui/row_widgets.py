@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from .icons import icon
 from .long_text import break_runs
+from .qt_namespace import Qt
 from .row_models import (
     NOT_IN_CONTEXT,
     ExpandableRow,

@@ -124,7 +124,10 @@ def apply_theme(theme: str) -> None:
     if not isinstance(app, QGuiApplication):
         return
     if _system_palette is None:
-        _system_palette = QPalette(QGuiApplication.palette())
+        # A copy (returned by value). Not QPalette(palette): choosing among QPalette's
+        # constructors builds Qt's namespace enums (one takes a Qt.GlobalColor), 14 ms before
+        # the window's first paint (see qt_namespace).
+        _system_palette = QGuiApplication.palette()
     if theme == "dark":
         QGuiApplication.setPalette(_palette(dark=True))
     elif theme == "light":

@@ -17,12 +17,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
 from .long_text import SEGMENT_CHARS
+from .qt_namespace import set_enum_property
 from .replay_prep import data_text, forget_prepared, prepared_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
@@ -114,7 +115,7 @@ class TranscriptView(VirtualRowArea):
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        set_enum_property(self.empty_label, "alignment", "AlignCenter")  # before the first paint
         self.empty_label.setStyleSheet(f"color: {colors().muted}; padding: 40px;")
 
         self._messages: dict[str, MessageRow] = {}
