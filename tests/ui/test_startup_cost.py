@@ -75,6 +75,7 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     # Qt's namespace: reading any Qt.* member builds its 93 enums (~14 ms). See qt_namespace.
     assert "Qt" not in loaded["qt_core_types"]
     modules = set(loaded["modules"])
+    assert "_hashlib" not in modules  # OpenSSL (the single-instance name needs none)
     assert "app.ui.wheel_guard" not in modules  # the settings panel's
     assert "app.ui.summary_editor" not in modules  # a compaction marker's Edit
     assert "app.ui.find_bar" not in modules  # Ctrl+F
