@@ -37,7 +37,6 @@ from .commands import Command
 from .composer import Composer
 from .format import model_text
 from .icons import app_icon, icon
-from .notifications import Notifications
 from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .qt_namespace import Qt, set_enum_property
 from .session_controller import SessionController
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     from .bridge import SessionBridge
     from .find_bar import FindBar
     from .model_view import ModelViewPanel
+    from .notifications import Notifications
     from .settings_dialog import SettingsDialog
 
 DEMO_BANNER = "You are chatting with Coco's offline demo model — no key or network needed."
@@ -137,13 +137,28 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_body()
         self._build_status()
-        self.notifications = Notifications(
-            self, enabled=lambda: bool(self.context.settings.notifications)
-        )
-        self.notifications.activated.connect(self._bring_to_front)
+        self._notifications: Notifications | None = None  # built with the first session
         self._wire_controller()
         self._update_controls()
         self._restore_geometry()
+
+    @property
+    def notifications(self) -> Notifications:
+        """Tells the desktop when a long turn finished unseen. Built when first wanted (the
+        first session opens after the window's first paint), as its module is not needed
+        before."""
+        if self._notifications is None:
+            from .notifications import Notifications
+
+            self._notifications = Notifications(
+                self, enabled=lambda: bool(self.context.settings.notifications)
+            )
+            self._notifications.activated.connect(self._bring_to_front)
+        return self._notifications
+
+    @notifications.setter
+    def notifications(self, notifications: Notifications) -> None:
+        self._notifications = notifications
 
     def _wire_controller(self) -> None:
         controller = self.controller

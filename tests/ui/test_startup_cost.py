@@ -79,6 +79,7 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     assert "app.ui.wheel_guard" not in modules  # the settings panel's
     assert "app.ui.summary_editor" not in modules  # a compaction marker's Edit
     assert "app.ui.find_bar" not in modules  # Ctrl+F
+    assert "app.ui.notifications" not in modules  # built with the first session
     assert "html" not in modules  # escaping a marker's title
     assert "json" not in modules  # a tool call's arguments, the key file
 
