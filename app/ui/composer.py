@@ -32,22 +32,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .commands import (
-    COMPACT_RUNNING_REASON,
-    COMPACT_STREAMING_REASON,
-    Command,
-    CommandProblem,
-    CommandSpec,
-    completions,
-    parse_command,
-    unescape_message,
-)
 from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
 from .qt_namespace import Qt, set_enum_property
 from .theme import colors
 from .widgets import tool_button
 
+# The slash commands (app.ui.commands) are imported where used: not before the first paint.
 if TYPE_CHECKING:
+    from .commands import CommandSpec
     from .paste_viewer import PastedTextDialog
 
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
@@ -285,10 +277,11 @@ class Composer(QWidget):
         self.busy = busy
         self.compact_block_reason = compact_block_reason
         self._update_buttons()
-        if not busy and self.hint.isVisible() and self.hint.text() in (
-            BUSY_REASON, COMPACT_STREAMING_REASON, COMPACT_RUNNING_REASON
-        ):
-            self.hide_hint()
+        if not busy and self.hint.isVisible():
+            from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON
+
+            if self.hint.text() in (BUSY_REASON, COMPACT_STREAMING_REASON, COMPACT_RUNNING_REASON):
+                self.hide_hint()
 
     def _update_buttons(self) -> None:
         self.stop_button.setEnabled(self.busy)
@@ -386,6 +379,8 @@ class Composer(QWidget):
 
     def submit(self) -> None:
         """Send what is typed: a command, a message, or an inline hint when neither can go."""
+        from .commands import Command, CommandProblem, parse_command, unescape_message
+
         text = self.text()
         if not text.strip():
             return
@@ -432,7 +427,12 @@ class Composer(QWidget):
         typing_command = text.startswith("/") and not text.startswith("//") and not any(
             ch.isspace() for ch in text
         )
-        specs = completions(text) if typing_command else []
+        if typing_command:
+            from .commands import completions
+
+            specs = completions(text)
+        else:
+            specs = []
         if not specs:
             self.popup.hide()
             return
@@ -465,6 +465,8 @@ class Composer(QWidget):
         ]
 
     def _spec_of(self, item: QListWidgetItem | None) -> CommandSpec | None:
+        from .commands import completions
+
         if item is None:
             return None
         name = item.data(Qt.ItemDataRole.UserRole)

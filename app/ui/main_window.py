@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 
 from . import memory
 from .app_context import AppContext
-from .commands import Command
 from .composer import Composer
 from .format import model_text
 from .icons import app_icon, icon
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from .bridge import SessionBridge
+    from .commands import Command
     from .find_bar import FindBar
     from .model_view import ModelViewPanel
     from .notifications import Notifications

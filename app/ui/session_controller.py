@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from . import memory
-from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Command
 from .state import ActivityState
 
 if TYPE_CHECKING:
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
 
     from .app_context import AppContext
     from .bridge import SessionBridge
+    from .commands import Command
 
 log = logging.getLogger(__name__)
 
@@ -213,11 +213,12 @@ class SessionController(QObject):
 
     def compact_block_reason(self) -> str:
         """Why Compact is refused right now ("" when it is allowed)."""
-        if self.state.compacting:
-            return COMPACT_RUNNING_REASON
-        if self.busy:
-            return COMPACT_STREAMING_REASON
-        return ""
+        if not (self.state.compacting or self.busy):
+            return ""
+        # The slash commands' module, which has the words, is not needed before the first paint.
+        from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON
+
+        return COMPACT_RUNNING_REASON if self.state.compacting else COMPACT_STREAMING_REASON
 
     def controls(self) -> Controls:
         """What the controls allow. Undo follows the core's ``UndoAvailable`` alone."""
