@@ -10,8 +10,7 @@ never edits the history; everything it knows about the session comes from core e
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 
@@ -37,9 +36,10 @@ RETRY_BUSY_HINT = "Retry is possible once the current turn has finished."
 DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
 
 
-@dataclass(frozen=True)
-class Controls:
-    """What the window's controls allow right now."""
+class Controls(NamedTuple):
+    """What the window's controls allow right now. (A named tuple rather than a frozen
+    dataclass: made before the window's first paint, where a dataclass costs compiling its
+    methods.)"""
 
     busy: bool  # a turn runs or was asked for: the composer waits, Stop is offered
     compact_enabled: bool

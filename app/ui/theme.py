@@ -6,7 +6,7 @@ mixed towards the window or text colour, so it reads on whatever the platform th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
@@ -30,9 +30,10 @@ def is_dark(palette: QPalette | None = None) -> bool:
     ).lightnessF()
 
 
-@dataclass(frozen=True)
-class Colors:
-    """The handful of colours the window uses, as ``#rrggbb`` strings for style sheets."""
+class Colors(NamedTuple):
+    """The handful of colours the window uses, as ``#rrggbb`` strings for style sheets.
+    (A named tuple rather than a frozen dataclass: made before the window's first paint, where
+    a dataclass costs compiling its methods.)"""
 
     text: str
     muted: str

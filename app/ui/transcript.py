@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QTimer, Signal
@@ -78,25 +77,30 @@ EMPTY_TEXT = (
 )
 
 
-@dataclass
+# Plain classes, not dataclasses: this module is loaded before the window's first paint, where
+# creating a dataclass costs compiling its methods.
 class _RetryWait:
     """A retry wait being counted down on the reconnect row."""
 
-    row: NoticeRow
-    attempt_text: str
-    reason: str
-    wait: float
-    requested: float | None
-    deadline: float
+    def __init__(
+        self, row: NoticeRow, attempt_text: str, reason: str, wait: float,
+        requested: float | None, deadline: float,
+    ) -> None:
+        self.row = row
+        self.attempt_text = attempt_text
+        self.reason = reason
+        self.wait = wait
+        self.requested = requested
+        self.deadline = deadline
 
 
-@dataclass
 class _Stall:
     """A stall being counted on its row: ``started`` is when the server last sent data."""
 
-    row: NoticeRow
-    started: float
-    timeout: float | None
+    def __init__(self, row: NoticeRow, started: float, timeout: float | None) -> None:
+        self.row = row
+        self.started = started
+        self.timeout = timeout
 
 
 class TranscriptView(VirtualRowArea):
