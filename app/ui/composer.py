@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
+from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, chip_label, describe
 from .qt_namespace import Qt, set_enum_property
 from .theme import colors
 from .widgets import tool_button
@@ -41,6 +41,7 @@ from .widgets import tool_button
 if TYPE_CHECKING:
     from .commands import CommandSpec
     from .paste_viewer import PastedTextDialog
+    from .pasted_texts import PastedTexts
 
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
 # A run without whitespace this long is wrapped anywhere: wrapping it at word boundaries costs
@@ -67,9 +68,24 @@ class ComposerEdit(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().contentsChanged.connect(self._fit_height)
         self.document().contentsChanged.connect(self._back_to_word_wrap)
-        self.chips = PastedTexts(self)
+        self._chips: PastedTexts | None = None  # made with the first chip (or look for one)
         self.open_menu: QMenu | None = None  # the context menu while it is open
         self._fit_height()
+
+    @property
+    def chips(self) -> PastedTexts:
+        """The chips of this box. Made when first wanted, which is never before the window's
+        first paint: its module makes Qt's text-object types (~2 ms)."""
+        if self._chips is None:
+            from .pasted_texts import PastedTexts
+
+            self._chips = PastedTexts(self)
+        return self._chips
+
+    def forget_chips(self) -> None:
+        """The box was cleared (and with it the undo stack): no chip can come back."""
+        if self._chips is not None:
+            self._chips.forget()
 
     def prepare_for(self, text: str) -> None:
         """Wrap anywhere before ``text`` arrives when it holds a very long unbroken run."""
@@ -105,7 +121,9 @@ class ComposerEdit(QPlainTextEdit):
 
     def full_text(self) -> str:
         """The text typed, with each chip's text in its place."""
-        return self.chips.expand(self.toPlainText())
+        if self._chips is None:
+            return self.toPlainText()  # no chip was ever made
+        return self._chips.expand(self.toPlainText())
 
     def createMimeDataFromSelection(self) -> QMimeData:
         """A selection copies (or drags) the chips in it as the texts they hold."""
@@ -296,12 +314,12 @@ class Composer(QWidget):
         """Replace what the box holds by ``text`` (a long one as a chip, as pasted)."""
         if len(text) > CHIP_CHARS:
             self.edit.clear()
-            self.edit.chips.forget()
+            self.edit.forget_chips()
             self.edit.insert_text(text)
             return
         self.edit.prepare_for(text)
         self.edit.setPlainText(text)
-        self.edit.chips.forget()  # the undo stack went with the old text
+        self.edit.forget_chips()  # the undo stack went with the old text
         cursor = self.edit.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self.edit.setTextCursor(cursor)
@@ -406,7 +424,7 @@ class Composer(QWidget):
 
     def _clear(self) -> None:
         self.edit.clear()
-        self.edit.chips.forget()  # clear() emptied the undo stack too
+        self.edit.forget_chips()  # clear() emptied the undo stack too
         self.hide_hint()
         self.popup.hide()
 

@@ -81,6 +81,7 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     assert "app.ui.find_bar" not in modules  # Ctrl+F
     assert "app.ui.notifications" not in modules  # built with the first session
     assert "app.ui.commands" not in modules  # slash commands: once one is typed
+    assert "app.ui.pasted_texts" not in modules  # a long paste's chip: with the first one
     # Creating a dataclass compiles its methods (~0.5 ms each); the first frame needs none.
     assert "dataclasses" not in modules
     assert "html" not in modules  # escaping a marker's title
@@ -206,18 +207,22 @@ def test_the_lazy_namespace_is_qts_own() -> None:
 
 
 def test_a_tool_button_shows_the_pointing_hand_once_the_pointer_is_on_it(
-    make_window: Any, qtbot: Any
+    make_window: Any,
 ) -> None:
-    # Built before the first paint, its cursor is set when the pointer first enters it.
-    from PySide6.QtTest import QTest
+    # Built before the first paint, its cursor is set when the pointer first enters it. (The
+    # enter event is sent as Qt sends it: QTest's pointer carries state between tests.)
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QEnterEvent
+    from PySide6.QtWidgets import QApplication
 
     window = make_window()
-    button = window.sessions.new_button
-    QTest.mouseMove(button)
-    qtbot.waitUntil(lambda: button.cursor().shape() == Qt.CursorShape.PointingHandCursor)
-    QTest.mouseMove(window.transcript)  # out, and back in: still the hand
-    QTest.mouseMove(button)
-    assert button.cursor().shape() == Qt.CursorShape.PointingHandCursor
+    for button in (window.sessions.new_button, window.composer.send_button):
+        assert button.cursor().shape() != Qt.CursorShape.PointingHandCursor  # not yet
+        centre = QPointF(button.rect().center())
+        at = QPointF(button.mapToGlobal(button.rect().center()))
+        for _ in range(2):  # in, and in again: still the hand
+            QApplication.sendEvent(button, QEnterEvent(centre, centre, at))
+            assert button.cursor().shape() == Qt.CursorShape.PointingHandCursor
 
 
 def test_the_send_and_stop_buttons_keep_to_the_bottom_of_the_composer(
