@@ -14,7 +14,6 @@ from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
-    QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -163,6 +162,8 @@ class RowWidget(QFrame):
             return
         self._dimmed = dim
         if dim:
+            from PySide6.QtWidgets import QGraphicsOpacityEffect  # not before the first paint
+
             effect = QGraphicsOpacityEffect(self)
             effect.setOpacity(DIM_OPACITY)
             self.setGraphicsEffect(effect)

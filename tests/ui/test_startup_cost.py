@@ -34,6 +34,7 @@ def report():
     loaded = {
         "qt_widget_types": types("PySide6.QtWidgets"),
         "qt_core_types": types("PySide6.QtCore"),
+        "qt_gui_types": types("PySide6.QtGui"),
         "modules": sorted(sys.modules),
     }
     import json  # after the list is taken
@@ -71,6 +72,9 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     # Drawn only for a status-bar message; the tray only for a notification.
     assert "QStyle" not in types
     assert "QSystemTrayIcon" not in types
+    assert "QGraphicsOpacityEffect" not in types  # a row out of the context, dimmed
+    # The composer's text-object and cursor types: chips, and editing one (2.5 ms).
+    assert not {"QTextCharFormat", "QTextCursor", "QTextOption"} & set(loaded["qt_gui_types"])
     assert "QUrl" not in loaded["qt_core_types"]  # links in rendered messages
     # Qt's namespace: reading any Qt.* member builds its 93 enums (~14 ms). See qt_namespace.
     assert "Qt" not in loaded["qt_core_types"]
