@@ -162,13 +162,34 @@ def test_the_name_is_the_one_every_coco_version_uses(tmp_path: Path) -> None:
         assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
     probe = (
         "import sys; from pathlib import Path; from app.ui.single_instance import server_name; "
-        "print(server_name(Path(sys.argv[1]), user='alice')); "
-        "print('hashlib' in sys.modules, '_hashlib' in sys.modules)"
+        "print(server_name(Path(sys.argv[1]), user='alice')); server_name(Path(sys.argv[1])); "
+        "print('hashlib' in sys.modules, '_hashlib' in sys.modules, 'getpass' in sys.modules)"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, str(profile)], capture_output=True, text=True, check=True
     )
-    assert result.stdout.split("\n")[:2] == [server_name(profile, user="alice"), "False False"]
+    assert result.stdout.split("\n")[:2] == [server_name(profile, user="alice"), "False False False"]
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [{}, {"LOGNAME": "ann", "USER": "bob"}, {"USER": "bob"}, {"USERNAME": "cy"},
+     {"LNAME": "dee", "USERNAME": "cy"}, {"LOGNAME": "", "USER": "bob"}],
+    ids=lambda v: ",".join(v) or "password-database",
+)
+def test_the_user_part_of_the_name_is_getpass_s(
+    variables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found without importing getpass, but the same user: the same name as every version.
+    import getpass
+
+    from app.ui.single_instance import _user_name
+
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert _user_name() == getpass.getuser()
 
 
 def test_unknown_messages_are_ignored() -> None:
