@@ -8,51 +8,30 @@ A second launch on the same profile hands over to the running one.
 
 from __future__ import annotations
 
-import argparse
+# First: where PySide6 is loaded already (tests, benchmarks, a program embedding Coco), its
+# question about every later import gets the cheap answer from here on, this module's own
+# imports included (about 0.3 ms each otherwise). A launch proper loads PySide6 later, and
+# installs it then (``_main``).
+from app.ui import import_hook
+
+import_hook.install()
+
 import gc
 import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app import __version__
+from app.command_line import parse_args
+
+if TYPE_CHECKING:
+    import argparse
 
 log = logging.getLogger("coco")
 
 DEMO_TOKENS_PER_SECOND = 60
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line: ``--data-dir``, ``--offline``, ``--session``, ``--log-level``,
-    ``--self-test``, ``--version``."""
-    parser = argparse.ArgumentParser(
-        prog="coco",
-        description="Coco: a desktop chat client for LLMs, built around conversation compaction.",
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, metavar="PATH",
-        help="an isolated profile: sessions, settings and API keys (PATH/config, keys in a "
-             "private file rather than the system keyring), logs (PATH/logs) and caches "
-             "(PATH/cache)",
-    )
-    parser.add_argument(
-        "--offline", action="store_true",
-        help="use the built-in offline demo model, whatever is configured",
-    )
-    parser.add_argument("--session", metavar="ID", help="open the session with this id")
-    parser.add_argument(
-        "--log-level", default=None,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper,
-        help="log level for the log file and stderr (default: INFO to the file, "
-             "WARNING to stderr)",
-    )
-    parser.add_argument(
-        "--self-test", action="store_true",
-        help="drive the window through a short conversation with compactions, report, exit",
-    )
-    parser.add_argument("--version", action="version", version=f"Coco {__version__}")
-    return parser.parse_args(argv)
 
 
 def configure_application(app: Any) -> None:

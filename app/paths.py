@@ -7,8 +7,8 @@ the user's real settings, keys or sessions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from app.core.dirs import (
     default_cache_dir,
@@ -20,9 +20,11 @@ from app.core.dirs import (
 LOG_FILE_NAME = "coco.log"
 
 
-@dataclass(frozen=True)
-class AppPaths:
-    """The folders of one profile. ``isolated`` is True for a ``--data-dir`` profile."""
+class AppPaths(NamedTuple):
+    """The folders of one profile. ``isolated`` is True for a ``--data-dir`` profile.
+
+    (A named tuple rather than a frozen dataclass: made before the window's first paint, where
+    a dataclass costs compiling its methods.)"""
 
     data_dir: Path
     config_dir: Path

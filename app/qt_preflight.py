@@ -23,8 +23,8 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 # The libraries Qt's xcb and wayland plugins (and the Qt libraries they pull in) link, with the
 # Debian/Ubuntu package that ships each one (found with ``dpkg -S`` on Debian 12). The README's
@@ -79,14 +79,14 @@ DisplayProbe = Callable[[str], bool]
 """Whether the X display named by the argument accepts a connection."""
 
 
-@dataclass(frozen=True)
-class PreflightProblem:
-    """Why Qt cannot start here, in words."""
+class PreflightProblem(NamedTuple):
+    """Why Qt cannot start here, in words. (A named tuple: this module is loaded at every
+    launch, where a frozen dataclass costs compiling its methods.)"""
 
     kind: str  # "no-display", "missing-libraries" or "display-unreachable"
     message: str
     missing: tuple[str, ...] = ()
-    packages: tuple[str, ...] = field(default=())
+    packages: tuple[str, ...] = ()
 
 
 def candidate_platforms(env: Mapping[str, str]) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from .format import (
@@ -21,6 +20,7 @@ from .format import (
     format_tokens,
 )
 from .icons import icon
+from .qt_namespace import Qt
 from .row_models import RowHost, TranscriptRow, text_lines
 from .row_widgets import RowWidget, muted_label
 from .theme import colors

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Signal
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -14,9 +14,6 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QResizeEvent,
-    QTextCharFormat,
-    QTextCursor,
-    QTextOption,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -32,22 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .commands import (
-    COMPACT_RUNNING_REASON,
-    COMPACT_STREAMING_REASON,
-    Command,
-    CommandProblem,
-    CommandSpec,
-    completions,
-    parse_command,
-    unescape_message,
-)
-from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, PastedTexts, chip_label, describe
+from .paste_chips import CHIP_CHARS, OBJECT, PREVIEW_CHARS, chip_label, describe
+from .qt_namespace import Qt, set_enum_property
 from .theme import colors
 from .widgets import tool_button
 
+# The slash commands (app.ui.commands) are imported where used: not before the first paint.
+# QTextCharFormat, QTextCursor and QTextOption are imported where used: creating their Python
+# types costs 2.5 ms, and nothing needs them before the window's first paint.
 if TYPE_CHECKING:
+    from PySide6.QtGui import QTextCursor
+
+    from .commands import CommandSpec
     from .paste_viewer import PastedTextDialog
+    from .pasted_texts import PastedTexts
 
 BUSY_REASON = "Wait for the reply to finish, or press Stop (Esc)"
 # A run without whitespace this long is wrapped anywhere: wrapping it at word boundaries costs
@@ -74,16 +69,35 @@ class ComposerEdit(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().contentsChanged.connect(self._fit_height)
         self.document().contentsChanged.connect(self._back_to_word_wrap)
-        self.chips = PastedTexts(self)
+        self._chips: PastedTexts | None = None  # made with the first chip (or look for one)
         self.open_menu: QMenu | None = None  # the context menu while it is open
         self._fit_height()
+
+    @property
+    def chips(self) -> PastedTexts:
+        """The chips of this box. Made when first wanted, which is never before the window's
+        first paint: its module makes Qt's text-object types (~2 ms)."""
+        if self._chips is None:
+            from .pasted_texts import PastedTexts
+
+            self._chips = PastedTexts(self)
+        return self._chips
+
+    def forget_chips(self) -> None:
+        """The box was cleared (and with it the undo stack): no chip can come back."""
+        if self._chips is not None:
+            self._chips.forget()
 
     def prepare_for(self, text: str) -> None:
         """Wrap anywhere before ``text`` arrives when it holds a very long unbroken run."""
         if _LONG_RUN.search(text) is not None:
+            from PySide6.QtGui import QTextOption
+
             self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)
 
     def _back_to_word_wrap(self) -> None:
+        from PySide6.QtGui import QTextOption
+
         if (
             self.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere
             and self.document().characterCount() <= LONG_RUN_CHARS
@@ -112,7 +126,9 @@ class ComposerEdit(QPlainTextEdit):
 
     def full_text(self) -> str:
         """The text typed, with each chip's text in its place."""
-        return self.chips.expand(self.toPlainText())
+        if self._chips is None:
+            return self.toPlainText()  # no chip was ever made
+        return self._chips.expand(self.toPlainText())
 
     def createMimeDataFromSelection(self) -> QMimeData:
         """A selection copies (or drags) the chips in it as the texts they hold."""
@@ -235,14 +251,15 @@ class Composer(QWidget):
         self.popup = QListWidget(self)
         self.popup.setAccessibleName("Commands")
         self.popup.setToolTip("Slash commands: ↑/↓ to choose, Tab to complete, Enter to run")
-        self.popup.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Built before the window's first paint: no Qt.* member here (see qt_namespace).
+        set_enum_property(self.popup, "focusPolicy", "NoFocus")
+        set_enum_property(self.popup, "horizontalScrollBarPolicy", "ScrollBarAlwaysOff")
         self.popup.itemClicked.connect(self._accept_item)
         self.popup.hide()
         layout.addWidget(self.popup)
 
         self.hint = QLabel(self)
-        self.hint.setTextFormat(Qt.TextFormat.PlainText)
+        set_enum_property(self.hint, "textFormat", "PlainText")
         self.hint.setWordWrap(True)
         self.hint.setAccessibleName("Composer hint")
         self.hint.hide()
@@ -253,19 +270,26 @@ class Composer(QWidget):
         self.edit = ComposerEdit(self)
         self.edit.textChanged.connect(self._on_text_changed)
         row.addWidget(self.edit, 1)
+        # The buttons keep to the bottom of the row as the edit grows: a stretch above them
+        # (as AlignBottom would, which is a Qt.* enum: none is read before the first paint).
+        buttons = QHBoxLayout()
+        column = QVBoxLayout()
+        column.addStretch(1)
+        column.addLayout(buttons)
+        row.addLayout(column)
         self.send_button: QToolButton = tool_button(
             "send", "Send (Enter)", "Send message", self
         )
         self.send_button.setIconSize(QSize(20, 20))
         self.send_button.clicked.connect(self.submit)
-        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        buttons.addWidget(self.send_button)
         self.stop_button: QToolButton = tool_button(
             "stop", "Stop the reply or the compaction (Esc)", "Stop", self
         )
         self.stop_button.setIconSize(QSize(20, 20))
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.setEnabled(False)
-        row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        buttons.addWidget(self.stop_button)
         layout.addLayout(row)
         self._update_buttons()
 
@@ -276,10 +300,11 @@ class Composer(QWidget):
         self.busy = busy
         self.compact_block_reason = compact_block_reason
         self._update_buttons()
-        if not busy and self.hint.isVisible() and self.hint.text() in (
-            BUSY_REASON, COMPACT_STREAMING_REASON, COMPACT_RUNNING_REASON
-        ):
-            self.hide_hint()
+        if not busy and self.hint.isVisible():
+            from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON
+
+            if self.hint.text() in (BUSY_REASON, COMPACT_STREAMING_REASON, COMPACT_RUNNING_REASON):
+                self.hide_hint()
 
     def _update_buttons(self) -> None:
         self.stop_button.setEnabled(self.busy)
@@ -294,12 +319,12 @@ class Composer(QWidget):
         """Replace what the box holds by ``text`` (a long one as a chip, as pasted)."""
         if len(text) > CHIP_CHARS:
             self.edit.clear()
-            self.edit.chips.forget()
+            self.edit.forget_chips()
             self.edit.insert_text(text)
             return
         self.edit.prepare_for(text)
         self.edit.setPlainText(text)
-        self.edit.chips.forget()  # the undo stack went with the old text
+        self.edit.forget_chips()  # the undo stack went with the old text
         cursor = self.edit.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self.edit.setTextCursor(cursor)
@@ -333,6 +358,8 @@ class Composer(QWidget):
 
     def expand_chip(self, position: int) -> None:
         """Put the chip's text itself in its place, to edit it (Ctrl+Z gives the chip back)."""
+        from PySide6.QtGui import QTextCharFormat
+
         text = self.edit.chips.text_of(position)
         if text is None:
             return
@@ -352,6 +379,8 @@ class Composer(QWidget):
         self.edit.setFocus()
 
     def _chip_cursor(self, position: int) -> QTextCursor:
+        from PySide6.QtGui import QTextCursor
+
         cursor = QTextCursor(self.edit.document())
         cursor.setPosition(position)
         cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
@@ -377,6 +406,8 @@ class Composer(QWidget):
 
     def submit(self) -> None:
         """Send what is typed: a command, a message, or an inline hint when neither can go."""
+        from .commands import Command, CommandProblem, parse_command, unescape_message
+
         text = self.text()
         if not text.strip():
             return
@@ -402,7 +433,7 @@ class Composer(QWidget):
 
     def _clear(self) -> None:
         self.edit.clear()
-        self.edit.chips.forget()  # clear() emptied the undo stack too
+        self.edit.forget_chips()  # clear() emptied the undo stack too
         self.hide_hint()
         self.popup.hide()
 
@@ -423,7 +454,12 @@ class Composer(QWidget):
         typing_command = text.startswith("/") and not text.startswith("//") and not any(
             ch.isspace() for ch in text
         )
-        specs = completions(text) if typing_command else []
+        if typing_command:
+            from .commands import completions
+
+            specs = completions(text)
+        else:
+            specs = []
         if not specs:
             self.popup.hide()
             return
@@ -456,6 +492,8 @@ class Composer(QWidget):
         ]
 
     def _spec_of(self, item: QListWidgetItem | None) -> CommandSpec | None:
+        from .commands import completions
+
         if item is None:
             return None
         name = item.data(Qt.ItemDataRole.UserRole)

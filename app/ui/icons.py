@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -36,7 +36,7 @@ def icon_path(name: str) -> Path:
 def _pixmap(name: str, color: str, size: int) -> QPixmap:
     path = icon_path(name)
     pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
+    pixmap.fill(QColor(0, 0, 0, 0))  # transparent (Qt.* is not read in the first frame)
     try:
         svg = path.read_text(encoding="utf-8").replace("currentColor", color)
     except OSError:

@@ -14,7 +14,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -33,12 +33,11 @@ from PySide6.QtWidgets import (
 
 from . import memory
 from .app_context import AppContext
-from .commands import Command
 from .composer import Composer
 from .format import model_text
 from .icons import app_icon, icon
-from .notifications import Notifications
 from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
+from .qt_namespace import Qt, set_enum_property
 from .session_controller import SessionController
 from .session_list import SessionListPanel
 from .single_instance import bring_to_front
@@ -59,8 +58,10 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from .bridge import SessionBridge
+    from .commands import Command
     from .find_bar import FindBar
     from .model_view import ModelViewPanel
+    from .notifications import Notifications
     from .settings_dialog import SettingsDialog
 
 DEMO_BANNER = "You are chatting with Coco's offline demo model — no key or network needed."
@@ -136,13 +137,28 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_body()
         self._build_status()
-        self.notifications = Notifications(
-            self, enabled=lambda: bool(self.context.settings.notifications)
-        )
-        self.notifications.activated.connect(self._bring_to_front)
+        self._notifications: Notifications | None = None  # built with the first session
         self._wire_controller()
         self._update_controls()
         self._restore_geometry()
+
+    @property
+    def notifications(self) -> Notifications:
+        """Tells the desktop when a long turn finished unseen. Built when first wanted (the
+        first session opens after the window's first paint), as its module is not needed
+        before."""
+        if self._notifications is None:
+            from .notifications import Notifications
+
+            self._notifications = Notifications(
+                self, enabled=lambda: bool(self.context.settings.notifications)
+            )
+            self._notifications.activated.connect(self._bring_to_front)
+        return self._notifications
+
+    @notifications.setter
+    def notifications(self, notifications: Notifications) -> None:
+        self._notifications = notifications
 
     def _wire_controller(self) -> None:
         controller = self.controller
@@ -170,8 +186,10 @@ class MainWindow(QMainWindow):
         if icon_name:
             action.setIcon(icon(icon_name))
         if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            # Through the property (as setShortcut, in this window: Qt's default context):
+            # choosing among setShortcut's overloads builds Qt's namespace enums, 14 ms before
+            # the first paint (see qt_namespace).
+            action.setProperty("shortcut", QKeySequence(shortcut))
         self.addAction(action)
         return action
 
@@ -234,7 +252,8 @@ class MainWindow(QMainWindow):
         bar.setAccessibleName("Main toolbar")
         bar.setMovable(False)
         bar.setIconSize(QSize(18, 18))
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        # Built before the first paint: no Qt.* member here (see qt_namespace).
+        set_enum_property(bar, "toolButtonStyle", "ToolButtonTextBesideIcon")
         bar.addAction(self.sidebar_action)
         bar.addAction(self.new_action)
         bar.addSeparator()
@@ -248,7 +267,7 @@ class MainWindow(QMainWindow):
         export_button.setIcon(icon("export"))
         export_button.setToolTip("Export this session to Markdown or JSON")
         export_button.setAccessibleName("Export")
-        export_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        set_enum_property(export_button, "toolButtonStyle", "ToolButtonTextBesideIcon")
         export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(export_button)
         menu.addAction(self.export_md_action)
@@ -291,7 +310,9 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.about_action)
 
     def _build_body(self) -> None:
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        # Horizontal, Qt's default. The parent by name: QSplitter(self) would be checked
+        # against QSplitter(Qt.Orientation), which builds Qt's namespace enums (qt_namespace).
+        self.splitter = QSplitter(parent=self)
         self.splitter.setChildrenCollapsible(False)
         self.sessions = SessionListPanel(self.context.sessions_dir, self.splitter)
         self.sessions.session_activated.connect(lambda sid: self.controller.schedule_open(sid))

@@ -12,7 +12,6 @@ comes back in the same way. A pane the user closed stays closed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject, QSize
 from PySide6.QtGui import QAction, QResizeEvent
@@ -24,16 +23,19 @@ MIN_WINDOW_SIZE = QSize(640, 480)
 GAVE_WAY_TIP = " (hidden while the window is too narrow for it beside the chat; click to show it)"
 
 
-@dataclass
 class SidePane:
-    """A side pane of the splitter and the checkable action that shows it."""
+    """A side pane of the splitter and the checkable action that shows it. (A plain class:
+    made before the window's first paint, where a dataclass costs compiling its methods.)"""
 
-    widget: QWidget
-    action: QAction
-    name: str
-    tip: str  # the action's own tooltip
-    gave_way: bool = False  # hidden for lack of room (not by the user): comes back by itself
-    width: int = 0  # the width it comes back at (its last width the user chose)
+    def __init__(
+        self, widget: QWidget, action: QAction, name: str, tip: str, width: int = 0
+    ) -> None:
+        self.widget = widget
+        self.action = action
+        self.name = name
+        self.tip = tip  # the action's own tooltip
+        self.gave_way = False  # hidden for lack of room (not by the user): comes back by itself
+        self.width = width  # the width it comes back at (its last width the user chose)
 
     def min_width(self) -> int:
         return max(self.widget.minimumWidth(), self.widget.minimumSizeHint().width(), 1)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QMouseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
-    QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from .icons import icon
 from .long_text import break_runs
+from .qt_namespace import Qt
 from .row_models import (
     NOT_IN_CONTEXT,
     ExpandableRow,
@@ -162,6 +162,8 @@ class RowWidget(QFrame):
             return
         self._dimmed = dim
         if dim:
+            from PySide6.QtWidgets import QGraphicsOpacityEffect  # not before the first paint
+
             effect = QGraphicsOpacityEffect(self)
             effect.setOpacity(DIM_OPACITY)
             self.setGraphicsEffect(effect)

@@ -10,13 +10,11 @@ never edits the history; everything it knows about the session comes from core e
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 
 from . import memory
-from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Command
 from .state import ActivityState
 
 if TYPE_CHECKING:
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
 
     from .app_context import AppContext
     from .bridge import SessionBridge
+    from .commands import Command
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +36,10 @@ RETRY_BUSY_HINT = "Retry is possible once the current turn has finished."
 DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
 
 
-@dataclass(frozen=True)
-class Controls:
-    """What the window's controls allow right now."""
+class Controls(NamedTuple):
+    """What the window's controls allow right now. (A named tuple rather than a frozen
+    dataclass: made before the window's first paint, where a dataclass costs compiling its
+    methods.)"""
 
     busy: bool  # a turn runs or was asked for: the composer waits, Stop is offered
     compact_enabled: bool
@@ -213,11 +213,12 @@ class SessionController(QObject):
 
     def compact_block_reason(self) -> str:
         """Why Compact is refused right now ("" when it is allowed)."""
-        if self.state.compacting:
-            return COMPACT_RUNNING_REASON
-        if self.busy:
-            return COMPACT_STREAMING_REASON
-        return ""
+        if not (self.state.compacting or self.busy):
+            return ""
+        # The slash commands' module, which has the words, is not needed before the first paint.
+        from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON
+
+        return COMPACT_RUNNING_REASON if self.state.compacting else COMPACT_STREAMING_REASON
 
     def controls(self) -> Controls:
         """What the controls allow. Undo follows the core's ``UndoAvailable`` alone."""

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from .format import format_tokens
 from .icons import icon
+from .qt_namespace import Qt, set_enum_property
 from .widgets import tool_button
 
 if TYPE_CHECKING:
@@ -41,8 +42,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ID_ROLE = Qt.ItemDataRole.UserRole
-TITLE_ROLE = Qt.ItemDataRole.UserRole + 1
+# Qt.ItemDataRole.UserRole (0x100) and the next role: item data roles are plain ints to Qt, and
+# reading Qt.* at import would build Qt's enums before the first paint (see qt_namespace).
+ID_ROLE = 0x0100
+TITLE_ROLE = ID_ROLE + 1
 
 
 def when_text(stamp: str, now: datetime | None = None) -> str:
@@ -104,7 +107,7 @@ class SessionListPanel(QWidget):
         self.list.setAccessibleName("Session list")
         self.list.setToolTip("Click a session to open it; right-click to rename or delete")
         self.list.setWordWrap(True)
-        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        set_enum_property(self.list, "contextMenuPolicy", "CustomContextMenu")
         self.list.customContextMenuRequested.connect(self._context_menu)
         self.list.itemClicked.connect(self._on_clicked)
         self.list.itemActivated.connect(self._on_clicked)

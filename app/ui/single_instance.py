@@ -14,9 +14,9 @@ before listening.
 
 from __future__ import annotations
 
-import getpass
-import hashlib
+import importlib
 import logging
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,9 +41,18 @@ _MAX_MESSAGE = 1024
 
 
 def _user_name() -> str:
+    """The login name as ``getpass.getuser()`` finds it (the variables it reads, then the
+    password database), without importing getpass, which loads the terminal module too
+    (0.5 ms before the first paint); the user's home when there is none (some containers)."""
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        user = os.environ.get(variable)
+        if user:
+            return user
     try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name (some containers): fall back to the home
+        import pwd
+
+        return pwd.getpwuid(os.getuid())[0]
+    except Exception:  # noqa: BLE001 - no pwd (Windows) or no entry for this uid
         return str(Path.home())
 
 
@@ -51,7 +60,22 @@ def server_name(data_dir: Path, user: str | None = None) -> str:
     """The socket name for ``user``'s profile at ``data_dir``: short (macOS limits socket
     paths to about 100 bytes) and free of path separators."""
     key = f"{user if user is not None else _user_name()}\0{Path(data_dir).expanduser().resolve()}"
-    return "coco-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return "coco-" + sha256_hex(key.encode("utf-8"))[:16]
+
+
+def sha256_hex(data: bytes) -> str:
+    """``hashlib.sha256(data).hexdigest()``, from Python's own SHA-256 where it has one:
+    ``hashlib`` loads OpenSSL first, 2 ms before the window's first paint, for the same digest
+    (the name must stay the same: a running Coco of another version is found by it)."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12 on, 3.11
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        return str(module.sha256(data).hexdigest())
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def bring_to_front(window: QWidget) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QTimer, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from .format import compacted_text, gauge_level, gauge_percent, gauge_text, progress_text
+from .qt_namespace import Qt, set_enum_property
 from .theme import colors
 from .widgets import Spinner, tool_button
 
@@ -38,7 +39,7 @@ class StatusIndicator(QWidget):
         self.spinner.hide()
         layout.addWidget(self.spinner)
         self.label = QLabel(self)
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        set_enum_property(self.label, "textFormat", "PlainText")  # before the first paint
         self.label.setAccessibleName("Context usage")
         layout.addWidget(self.label)
         self.bar = QProgressBar(self)

@@ -6,7 +6,7 @@ mixed towards the window or text colour, so it reads on whatever the platform th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
@@ -30,9 +30,10 @@ def is_dark(palette: QPalette | None = None) -> bool:
     ).lightnessF()
 
 
-@dataclass(frozen=True)
-class Colors:
-    """The handful of colours the window uses, as ``#rrggbb`` strings for style sheets."""
+class Colors(NamedTuple):
+    """The handful of colours the window uses, as ``#rrggbb`` strings for style sheets.
+    (A named tuple rather than a frozen dataclass: made before the window's first paint, where
+    a dataclass costs compiling its methods.)"""
 
     text: str
     muted: str
@@ -124,7 +125,10 @@ def apply_theme(theme: str) -> None:
     if not isinstance(app, QGuiApplication):
         return
     if _system_palette is None:
-        _system_palette = QPalette(QGuiApplication.palette())
+        # A copy (returned by value). Not QPalette(palette): choosing among QPalette's
+        # constructors builds Qt's namespace enums (one takes a Qt.GlobalColor), 14 ms before
+        # the window's first paint (see qt_namespace).
+        _system_palette = QGuiApplication.palette()
     if theme == "dark":
         QGuiApplication.setPalette(_palette(dark=True))
     elif theme == "light":

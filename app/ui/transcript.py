@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .format import STAGE_TEXT, retry_detail, retry_text
 from .long_text import SEGMENT_CHARS
+from .qt_namespace import set_enum_property
 from .replay_prep import data_text, forget_prepared, prepared_cuts
 from .row_models import (
     NOT_IN_CONTEXT,
@@ -78,25 +78,30 @@ EMPTY_TEXT = (
 )
 
 
-@dataclass
+# Plain classes, not dataclasses: this module is loaded before the window's first paint, where
+# creating a dataclass costs compiling its methods.
 class _RetryWait:
     """A retry wait being counted down on the reconnect row."""
 
-    row: NoticeRow
-    attempt_text: str
-    reason: str
-    wait: float
-    requested: float | None
-    deadline: float
+    def __init__(
+        self, row: NoticeRow, attempt_text: str, reason: str, wait: float,
+        requested: float | None, deadline: float,
+    ) -> None:
+        self.row = row
+        self.attempt_text = attempt_text
+        self.reason = reason
+        self.wait = wait
+        self.requested = requested
+        self.deadline = deadline
 
 
-@dataclass
 class _Stall:
     """A stall being counted on its row: ``started`` is when the server last sent data."""
 
-    row: NoticeRow
-    started: float
-    timeout: float | None
+    def __init__(self, row: NoticeRow, started: float, timeout: float | None) -> None:
+        self.row = row
+        self.started = started
+        self.timeout = timeout
 
 
 class TranscriptView(VirtualRowArea):
@@ -115,7 +120,7 @@ class TranscriptView(VirtualRowArea):
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        set_enum_property(self.empty_label, "alignment", "AlignCenter")  # before the first paint
         self.empty_label.setStyleSheet(f"color: {colors().muted}; padding: 40px;")
 
         self._messages: dict[str, MessageRow] = {}

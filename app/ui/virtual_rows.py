@@ -24,9 +24,11 @@ import bisect
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFontMetrics, QPalette, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QWidget
+
+from .qt_namespace import set_enum_property
 
 MARGIN = 12  # around the column of rows
 SPACING = 8  # between rows
@@ -51,7 +53,8 @@ class VirtualRowArea(QAbstractScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Built before the window's first paint: no Qt.* member here (see qt_namespace).
+        set_enum_property(self, "horizontalScrollBarPolicy", "ScrollBarAlwaysOff")
         # The viewport is made here rather than taken from Qt: the first widget Qt made itself
         # that Python is handed costs PySide6 a search for its Python type that creates every
         # widget class it has (9-16 ms), before the window's first paint.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from .icons import icon
 from .long_text import strip_breaks
+from .qt_namespace import Qt, set_enum_property
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QUrl  # its enums are not needed before the first paint
@@ -142,7 +143,7 @@ class ElidedLabel(QLabel):
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setTextFormat(Qt.TextFormat.PlainText)
+        set_enum_property(self, "textFormat", "PlainText")  # may be before the first paint
         self.setWordWrap(False)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self._tip = ""
@@ -158,8 +159,11 @@ class ElidedLabel(QLabel):
 
     def shown_text(self) -> str:
         """The text as drawn at the current width ("…" at the end when shortened)."""
+        text = self.text()
+        if not text:
+            return text  # (as the window's first paint has it: no Qt.* read, see qt_namespace)
         return self.fontMetrics().elidedText(
-            self.text(), Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
+            text, Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
         )
 
     @property
@@ -214,11 +218,34 @@ def tool_button(
     button.setToolTip(tooltip)
     button.setAccessibleName(accessible_name)
     button.setAutoRaise(True)
-    button.setCursor(Qt.CursorShape.PointingHandCursor)
+    button.installEventFilter(_pointer_on_hover())
     if text:
         button.setText(text)
-        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        set_enum_property(button, "toolButtonStyle", "ToolButtonTextBesideIcon")
     return button
+
+
+class PointerOnHover(QObject):
+    """Gives a widget the pointing-hand cursor when the pointer first enters it, then leaves it.
+
+    A cursor shows only while the pointer is over its widget, and setting it takes a Qt.*
+    enum: the buttons built before the window's first paint must not read one (see
+    ``qt_namespace``), so theirs is set when it is first seen."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Enter and isinstance(watched, QWidget):
+            watched.setCursor(Qt.CursorShape.PointingHandCursor)
+            watched.removeEventFilter(self)
+        return False
+
+
+_pointer: list[PointerOnHover] = []  # one for every button, made with the first
+
+
+def _pointer_on_hover() -> PointerOnHover:
+    if not _pointer:
+        _pointer.append(PointerOnHover())
+    return _pointer[0]
 
 
 class Spinner(QWidget):

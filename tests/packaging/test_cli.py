@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app import __version__
+from app.command_line import build_parser, read_plain
 from app.main import main, parse_args
 
 
@@ -78,3 +79,63 @@ def test_second_launch_on_the_same_profile_focuses_the_first_and_exits_0(
         assert not (tmp_path / "sessions").exists()  # it opened nothing of its own
     finally:
         running.release()
+
+
+# Command lines argparse reads; the plain reader must give the same namespace or decline.
+_COMMAND_LINES = [
+    [],
+    ["--data-dir", "/tmp/p"],
+    ["--data-dir=/tmp/p", "--offline"],
+    ["--offline", "--session", "abc", "--log-level", "debug", "--self-test"],
+    ["--log-level=warning", "--session=a=b", "--data-dir", "~/x y"],
+    ["--session", "one", "--session", "two"],  # the last one counts
+    ["--offline", "--offline"],
+    ["--data-dir", "rel/path", "--log-level", "Info"],
+    ["--data", "/tmp/p"],  # an abbreviation: argparse's
+    ["--session", "-x"],  # a value that looks like an option
+    ["--data-dir=-x"],
+    ["--data-dir="],
+    ["--log-level", "loud"],
+    ["--offline=yes"],
+    ["--session"],
+    ["--help"],
+    ["-h"],
+    ["--version"],
+    ["stray"],
+    ["--", "--offline"],
+    ["--unknown"],
+]
+
+
+def _argparse(argv: list[str]) -> dict[str, Any] | str:
+    try:
+        return vars(build_parser().parse_args(argv))
+    except SystemExit as exc:
+        return f"exit {exc.code}"
+
+
+@pytest.mark.parametrize("argv", _COMMAND_LINES, ids=lambda argv: " ".join(argv) or "(none)")
+def test_a_plain_command_line_reads_as_argparse_reads_it(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = _argparse(argv)
+    plain = read_plain(argv)
+    if plain is not None:
+        assert vars(plain) == expected
+    elif isinstance(expected, dict):  # declined: argparse answers, with the same result
+        assert vars(parse_args(argv)) == expected
+    capsys.readouterr()
+
+
+def test_the_usual_command_lines_build_no_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.command_line
+
+    def no_parser() -> None:
+        raise AssertionError("built the parser")
+
+    monkeypatch.setattr(app.command_line, "build_parser", no_parser)
+    for argv in ([], ["--data-dir", "/tmp/p"], ["--session=abc", "--offline"],
+                 ["--log-level", "debug", "--self-test", "--data-dir=/tmp/p"]):
+        assert parse_args(argv) == read_plain(argv)
+    with pytest.raises(AssertionError):
+        parse_args(["--help"])  # help, version and errors: the parser's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from app.ui.single_instance import (
     focus_message,
     parse_message,
     server_name,
+    sha256_hex,
 )
 
 
@@ -148,6 +150,46 @@ def test_names_differ_per_profile_and_per_user(tmp_path: Path) -> None:
     assert a != server_name(tmp_path / "b", user="alice")
     assert a != server_name(tmp_path / "a", user="bob")
     assert "/" not in a and len(a) < 40  # fits macOS's short socket paths
+
+
+def test_the_name_is_the_one_every_coco_version_uses(tmp_path: Path) -> None:
+    # Hashed without hashlib (no OpenSSL before the first paint) to the very same name, so a
+    # running Coco of an earlier version is still found, and the same in every run.
+    profile = tmp_path / "a"
+    key = f"alice\0{profile.resolve()}".encode()
+    assert server_name(profile, user="alice") == "coco-" + hashlib.sha256(key).hexdigest()[:16]
+    for data in (b"", b"x" * 1000, "é\0/ä".encode()):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    probe = (
+        "import sys; from pathlib import Path; from app.ui.single_instance import server_name; "
+        "print(server_name(Path(sys.argv[1]), user='alice')); server_name(Path(sys.argv[1])); "
+        "print('hashlib' in sys.modules, '_hashlib' in sys.modules, 'getpass' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(profile)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split("\n")[:2] == [server_name(profile, user="alice"), "False False False"]
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [{}, {"LOGNAME": "ann", "USER": "bob"}, {"USER": "bob"}, {"USERNAME": "cy"},
+     {"LNAME": "dee", "USERNAME": "cy"}, {"LOGNAME": "", "USER": "bob"}],
+    ids=lambda v: ",".join(v) or "password-database",
+)
+def test_the_user_part_of_the_name_is_getpass_s(
+    variables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found without importing getpass, but the same user: the same name as every version.
+    import getpass
+
+    from app.ui.single_instance import _user_name
+
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert _user_name() == getpass.getuser()
 
 
 def test_unknown_messages_are_ignored() -> None:

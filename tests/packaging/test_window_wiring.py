@@ -145,6 +145,23 @@ def test_notifications_setting_off_is_honoured(
     assert sink.shown == []
 
 
+def test_the_windows_own_notifications_follow_the_session_and_raise_the_window(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    # Built with the first session (not before the window's first paint), and wired.
+    window = make_window()
+    notifications = window.notifications
+    assert isinstance(notifications, Notifications)
+    assert window.notifications is notifications  # one for the window's life
+    server.enqueue(Reply(text="an answer"))
+    type_and_send(qtbot, window, "a question")
+    wait_idle(qtbot, window)
+    window.showMinimized()
+    qtbot.waitUntil(window.isMinimized)
+    notifications.activated.emit()  # the user clicked a notification
+    qtbot.waitUntil(lambda: not window.isMinimized())
+
+
 def test_second_launch_message_focuses_and_opens_the_session(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:

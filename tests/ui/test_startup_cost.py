@@ -15,17 +15,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Runs the launcher; at the end of the main window's first frame, prints what was loaded.
+# Runs the launcher; when it has seen the main window's first frame (its children painted too)
+# and before it goes on, prints what was loaded.
 _FIRST_FRAME = """
 import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QMainWindow
+import app.main
 
 def report():
     def types(module):
@@ -33,28 +34,21 @@ def report():
     loaded = {
         "qt_widget_types": types("PySide6.QtWidgets"),
         "qt_core_types": types("PySide6.QtCore"),
+        "qt_gui_types": types("PySide6.QtGui"),
         "modules": sorted(sys.modules),
     }
     import json  # after the list is taken
     print(json.dumps(loaded), flush=True)
     os._exit(0)
 
-class FirstPaint(QObject):
-    def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint:
-            QTimer.singleShot(0, report)  # once the whole frame (the children too) painted
-        return False
+wait_for_first_paint = app.main._wait_for_first_paint
 
-watch = FirstPaint()
-original_show = QMainWindow.show
+def waited(window, *args):
+    wait_for_first_paint(window, *args)
+    report()
 
-def show(window):
-    window.installEventFilter(watch)
-    original_show(window)
-
-QMainWindow.show = show
-from app.main import main
-main(["--data-dir", sys.argv[1]])
+app.main._wait_for_first_paint = waited
+app.main.main(["--data-dir", sys.argv[1]])
 """
 
 
@@ -78,11 +72,22 @@ def test_the_first_frame_loads_only_what_it_shows(tmp_path: Path) -> None:
     # Drawn only for a status-bar message; the tray only for a notification.
     assert "QStyle" not in types
     assert "QSystemTrayIcon" not in types
+    assert "QGraphicsOpacityEffect" not in types  # a row out of the context, dimmed
+    # The composer's text-object and cursor types: chips, and editing one (2.5 ms).
+    assert not {"QTextCharFormat", "QTextCursor", "QTextOption"} & set(loaded["qt_gui_types"])
     assert "QUrl" not in loaded["qt_core_types"]  # links in rendered messages
+    # Qt's namespace: reading any Qt.* member builds its 93 enums (~14 ms). See qt_namespace.
+    assert "Qt" not in loaded["qt_core_types"]
     modules = set(loaded["modules"])
+    assert "_hashlib" not in modules  # OpenSSL (the single-instance name needs none)
     assert "app.ui.wheel_guard" not in modules  # the settings panel's
     assert "app.ui.summary_editor" not in modules  # a compaction marker's Edit
     assert "app.ui.find_bar" not in modules  # Ctrl+F
+    assert "app.ui.notifications" not in modules  # built with the first session
+    assert "app.ui.commands" not in modules  # slash commands: once one is typed
+    assert "app.ui.pasted_texts" not in modules  # a long paste's chip: with the first one
+    # Creating a dataclass compiles its methods (~0.5 ms each); the first frame needs none.
+    assert "dataclasses" not in modules
     assert "html" not in modules  # escaping a marker's title
     assert "json" not in modules  # a tool call's arguments, the key file
 
@@ -164,3 +169,81 @@ def test_the_find_bar_opens_under_the_banner_with_its_place_in_the_tab_order(
         "Next match (Enter)", "Close find", "Transcript", "Message",
     ]
     assert window.find_bar is bar  # built once
+
+
+def test_enum_properties_set_before_the_first_paint_equal_the_setters(qapp: Any) -> None:
+    # Each pre-paint setting, set both ways: the same value, and no namespace needed for it.
+    from PySide6.QtWidgets import QLabel, QListWidget, QToolBar
+
+    from app.ui.qt_namespace import set_enum_property
+
+    cases = [
+        (QLabel, "textFormat", "PlainText", "setTextFormat", Qt.TextFormat.PlainText),
+        (QLabel, "alignment", "AlignCenter", "setAlignment", Qt.AlignmentFlag.AlignCenter),
+        (QListWidget, "focusPolicy", "NoFocus", "setFocusPolicy", Qt.FocusPolicy.NoFocus),
+        (QListWidget, "horizontalScrollBarPolicy", "ScrollBarAlwaysOff",
+         "setHorizontalScrollBarPolicy", Qt.ScrollBarPolicy.ScrollBarAlwaysOff),
+        (QListWidget, "contextMenuPolicy", "CustomContextMenu", "setContextMenuPolicy",
+         Qt.ContextMenuPolicy.CustomContextMenu),
+        (QToolBar, "toolButtonStyle", "ToolButtonTextBesideIcon", "setToolButtonStyle",
+         Qt.ToolButtonStyle.ToolButtonTextBesideIcon),
+    ]
+    for widget_type, name, key, setter, value in cases:
+        by_name, by_setter = widget_type(), widget_type()
+        set_enum_property(by_name, name, key)
+        getattr(by_setter, setter)(value)
+        assert by_name.property(name) == by_setter.property(name), name
+        assert by_name.property(name) != widget_type().property(name), name  # not the default
+    label = QLabel()
+    with pytest.raises(ValueError):
+        set_enum_property(label, "textFormat", "NoSuchFormat")
+    with pytest.raises(ValueError):
+        set_enum_property(label, "text", "PlainText")  # not an enum property
+
+
+def test_the_lazy_namespace_is_qts_own() -> None:
+    from app.ui import qt_namespace, session_list
+
+    assert qt_namespace.Qt.AlignmentFlag is Qt.AlignmentFlag
+    assert qt_namespace.Qt.ItemDataRole.UserRole == Qt.ItemDataRole.UserRole
+    assert session_list.ID_ROLE == Qt.ItemDataRole.UserRole
+    assert session_list.TITLE_ROLE == Qt.ItemDataRole.UserRole + 1
+
+
+def test_a_tool_button_shows_the_pointing_hand_once_the_pointer_is_on_it(
+    make_window: Any,
+) -> None:
+    # Built before the first paint, its cursor is set when the pointer first enters it. (The
+    # enter event is sent as Qt sends it: QTest's pointer carries state between tests.)
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QEnterEvent
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window()
+    for button in (window.sessions.new_button, window.composer.send_button):
+        assert button.cursor().shape() != Qt.CursorShape.PointingHandCursor  # not yet
+        centre = QPointF(button.rect().center())
+        at = QPointF(button.mapToGlobal(button.rect().center()))
+        for _ in range(2):  # in, and in again: still the hand
+            QApplication.sendEvent(button, QEnterEvent(centre, centre, at))
+            assert button.cursor().shape() == Qt.CursorShape.PointingHandCursor
+
+
+def test_the_send_and_stop_buttons_keep_to_the_bottom_of_the_composer(
+    make_window: Any, qtbot: Any
+) -> None:
+    window = make_window()
+    composer = window.composer
+    rows = composer.layout()
+
+    def row() -> Any:  # the edit's row, as laid out
+        return rows.itemAt(rows.count() - 1).geometry()
+
+    for text in ("", "one\ntwo\nthree\nfour\nfive"):
+        composer.set_text(text)
+        qtbot.waitUntil(lambda: row().height() == composer.edit.height())  # laid out again
+        for button in (composer.send_button, composer.stop_button):
+            assert button.geometry().bottom() == row().bottom()
+            assert button.height() == button.sizeHint().height()
+        assert composer.send_button.geometry().right() < composer.stop_button.x()
+    assert composer.edit.height() > 2 * composer.send_button.height()  # five lines: it grew

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from app.core.compaction.prompts import summary_prefix
 from app.core.items import message_text
 from app.demo import Fault, Reply
-from app.ui.composer import COMPACT_STREAMING_REASON
+from app.ui.commands import COMPACT_STREAMING_REASON
 
 from .helpers import last_user_text, type_and_send, wait_idle
 
