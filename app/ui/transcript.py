@@ -696,6 +696,9 @@ class TranscriptView(VirtualRowArea):
         self._end_opening()
         if progress is None:
             return
+        # The sizes the replay's height estimates need, read while the core reads the file:
+        # the view's first font costs PySide6 ~1 ms making its types, in the replay's step.
+        self._font_metrics()
         self._opening = progress
         self._opening_since = self.clock()
         self._opening_timer.start()
