@@ -39,6 +39,8 @@ from .virtual_rows import VirtualRowArea
 from .waits import countdown_text, opening_text, stall_text, waited_text
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from app.core import OpenProgress
     from app.core import protocol as p
 
@@ -112,7 +114,7 @@ class TranscriptView(VirtualRowArea):
         self.setAccessibleName("Transcript")
         self.setToolTip("")
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
-        self._replay_hold: Any = None  # a replay's rows wait for their layout (finish_replay)
+        self._replay_hold: AbstractContextManager[Any] | None = None  # a replay's rows wait for their layout (finish_replay)
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
