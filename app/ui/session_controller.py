@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from . import memory
 from .commands import COMPACT_RUNNING_REASON, COMPACT_STREAMING_REASON, Command
+from .gil_handover import quick_handover
 from .state import ActivityState
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class SessionController(QObject):
             config = self.context.core_config()
         from app.core import Session
 
-        with memory.opening_session():
+        with memory.opening_session(), quick_handover():
             opened = True
             try:
                 session = await Session.open(config, session_id=session_id, progress=self.open_progress)
