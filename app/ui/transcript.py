@@ -114,7 +114,8 @@ class TranscriptView(VirtualRowArea):
         self.setAccessibleName("Transcript")
         self.setToolTip("")
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
-        self._replay_hold: AbstractContextManager[Any] | None = None  # a replay's rows wait for their layout (finish_replay)
+        # While a replay's rows wait for their layout (``finish_replay``): the hold on it.
+        self._replay_hold: AbstractContextManager[Any] | None = None
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
