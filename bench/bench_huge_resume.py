@@ -166,13 +166,16 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         targets=[
             Target("open / json.loads", data["paint_s"] / reference, 5.0, "×"),
             Target("open to first paint", data["paint_s"], 1.0, "s"),
-            # Guarded at 30 ms until the goal is met: measured 20.8-24.7 ms (CPU 20.5-23 ms)
-            # at load 0.8, once the huge string was decoded and joined in short steps and never
-            # hashed whole (those held the GIL 30-60 and 10-15 ms); 30-33 ms before, 50 ms
-            # before issue 22. Left: the replay's block (the last part's Markdown and layout,
-            # the view's first layout pass after it) and, on a loaded machine, waits for a CPU.
+            # The goal, met: the replay draws in two turns (the rows, then their layout and
+            # paint), the Markdown of the part on screen rendered ahead in the worker that
+            # finds the parts, the scroll bar shown at once and the part laid out once: the
+            # longest main-thread gap holds 7-11 ms of CPU (the two steps when the probe falls
+            # between them), was 20-23 ms in one block (21-29 ms wall; guarded at 30 ms then).
+            # Measured 14-21 ms wall at load 1.4-1.7, the rest waits for a CPU at reading or
+            # preparing (the same waits as before the change, measured alternately).
             Target(
-                f"longest main-thread block (goal {LIMIT_MS:g} ms)", data["block_ms"], 30.0, "ms"
+                f"longest main-thread block (goal {LIMIT_MS:g} ms)", data["block_ms"], LIMIT_MS,
+                "ms",
             ),
             # 1 when opening took over half a second and no progress was shown, else 0.
             Target(

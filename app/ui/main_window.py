@@ -164,7 +164,8 @@ class MainWindow(QMainWindow):
         controller = self.controller
         controller.event_received.connect(self._render)
         controller.session_changing.connect(self._on_session_changing)
-        controller.session_resumed.connect(self.transcript.replay)
+        controller.session_resumed.connect(self.transcript.replay_in_steps)
+        controller.render_ahead = self.transcript.markdown_ahead
         controller.session_opened.connect(self._on_session_opened)
         controller.config_applied.connect(self._show_config)
         controller.submitted.connect(self.transcript.scroll_to_bottom)

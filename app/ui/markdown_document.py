@@ -32,6 +32,18 @@ from .markdown_blocks import closed_end
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer, RenderedMarkdown
 
+def render_ahead(renderer: MarkdownRenderer, text: str, breaks: bool = False) -> None:
+    """Have ``renderer`` render now (in a worker thread) what :meth:`MarkdownDocument.update`
+    with ``text`` on a new document will ask it for: the closed blocks, then the tail."""
+    end = closed_end(text, 0)
+    first_code = 0
+    if end > 0:
+        first_code = len(renderer.render_ahead(text[:end], 0, breaks).code_blocks)
+    tail = text[end:]
+    if tail.strip():
+        renderer.render_ahead(tail, first_code, breaks)
+
+
 class MarkdownDocument:
     """Renders a Markdown text into ``document``; :meth:`update` re-renders only the end."""
 

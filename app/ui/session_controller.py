@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from PySide6.QtCore import QObject, Signal
 
 from . import memory
+from .gil_handover import quick_handover
 from .state import ActivityState
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
     from pathlib import Path
 
     from app.core import OpenProgress, Session
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from .app_context import AppContext
     from .bridge import SessionBridge
     from .commands import Command
+    from .replay_prep import RenderAhead
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,9 @@ class SessionController(QObject):
         self._opening: asyncio.Future[Any] | None = None
         # How far opening a saved session has got (the transcript shows it); None otherwise.
         self.open_progress: OpenProgress | None = None
+        # Called on the window's thread when a session is reopened: what renders Markdown
+        # ahead in a worker thread for the replay (the window's renderer, as it is then).
+        self.render_ahead: Callable[[], RenderAhead] | None = None
 
     # ================================================================ lifecycle
 
@@ -101,7 +107,7 @@ class SessionController(QObject):
             config = self.context.core_config()
         from app.core import Session
 
-        with memory.opening_session():
+        with memory.opening_session(), quick_handover():
             opened = True
             try:
                 session = await Session.open(config, session_id=session_id, progress=self.open_progress)
@@ -119,14 +125,18 @@ class SessionController(QObject):
             self.bridge.failed.connect(self.problem)
             if session_id is not None and opened:
                 events = session.replay_events()
-                await prepare_replay(events, self.open_progress)  # long messages, off-thread
+                ahead = self.render_ahead() if self.render_ahead is not None else None
+                # Long messages, off-thread.
+                await prepare_replay(events, self.open_progress, ahead)
                 self.session_resumed.emit(events)
-                # The conversation is drawn: the window may paint it before the rest of the
+                # The conversation is drawn (the window lays it out in the loop's next turn,
+                # ``TranscriptView.replay_in_steps``) and may paint it before the rest of the
                 # opening (the session list, the title, the settings saved), which made one
                 # block of 20-25 ms with the replay when the session holds a huge message.
                 import asyncio
 
-                await asyncio.sleep(0)
+                await asyncio.sleep(0)  # the layout
+                await asyncio.sleep(0)  # its paint
         self.bridge.start()
         self.config_applied.emit(config)
         self.context.remember(last_session_id=session.id)

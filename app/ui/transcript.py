@@ -40,6 +40,8 @@ from .virtual_rows import VirtualRowArea
 from .waits import countdown_text, opening_text, stall_text, waited_text
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from app.core import OpenProgress
     from app.core import protocol as p
 
@@ -118,6 +120,8 @@ class TranscriptView(VirtualRowArea):
         self.setAccessibleName("Transcript")
         self.setToolTip("")
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
+        # While a replay's rows wait for their layout (``finish_replay``): the hold on it.
+        self._replay_hold: AbstractContextManager[Any] | None = None
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
         set_enum_property(self.empty_label, "alignment", "AlignCenter")  # before the first paint
@@ -718,6 +722,9 @@ class TranscriptView(VirtualRowArea):
         self._end_opening()
         if progress is None:
             return
+        # The sizes the replay's height estimates need, read while the core reads the file:
+        # the view's first font costs PySide6 ~1 ms making its types, in the replay's step.
+        self._font_metrics()
         self._opening = progress
         self._opening_since = self.clock()
         self._opening_timer.start()
@@ -825,16 +832,58 @@ class TranscriptView(VirtualRowArea):
         """Draw a reopened session from the core's replay of it (``session.replay_events()``),
         through the handler live events go through: it looks as it did live. Rows are created
         for every event, widgets (and Markdown rendering) only for those on screen."""
+        self.replay_rows(events)
+        self.finish_replay()
+
+    def replay_in_steps(self, events: Iterable[p.Event]) -> None:
+        """:meth:`replay` in two turns of the event loop: the rows now, their layout (the
+        widgets on screen, the window's next paint) next, before the task that emitted the
+        events goes on. For a 50 MB message the two made one block of 14 ms."""
+        import asyncio  # not at import: the window paints before asyncio loads
+
+        self.replay_rows(events)
+        asyncio.get_event_loop().call_soon(self.finish_replay)
+
+    def replay_rows(self, events: Iterable[p.Event]) -> None:
+        """The first step of :meth:`replay`: every row, none laid out yet (what the window
+        shows does not change until :meth:`finish_replay`)."""
+        if self._replay_hold is not None:
+            self.finish_replay()  # one left pending goes first
         self.clear()
-        self._end_opening()
         handle = self.handle_event  # looked up once: a Qt object's attributes cost more
-        with self.hold():
+        hold = self.hold()
+        hold.__enter__()
+        self._replay_hold = hold
+        try:
             for event in events:
                 handle(event)
             # At the end, in the same layout pass: a second pass laid out a second long part
             # in the same block (each pass lays out at least one, see ``layout_budget``).
             self.scroll_to_bottom()
+        except BaseException:
+            self.finish_replay()
+            raise
+
+    def finish_replay(self) -> None:
+        """The second step of :meth:`replay`: lay out the rows on screen (nothing when no
+        replay is pending)."""
+        hold, self._replay_hold = self._replay_hold, None
+        if hold is None:
+            return
+        self._end_opening()
+        hold.__exit__(None, None, None)
         forget_prepared()
+        if self._renderer is not None:
+            self._renderer.forget_ahead()
+
+    def markdown_ahead(self) -> Callable[[str, bool], None]:
+        """What renders a part's Markdown ahead, in a worker thread, for the replay to come
+        (``replay_prep.prepare_replay``): this view's renderer, as it is now."""
+        from functools import partial
+
+        from .markdown_document import render_ahead
+
+        return partial(render_ahead, self.renderer)
 
     # -- palette ----------------------------------------------------------------------------
 

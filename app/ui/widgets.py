@@ -112,6 +112,17 @@ class RichTextView(QTextBrowser):
             doc.setTextWidth(text_width)
         return max(8, math.ceil(doc.size().height()) + margins.top() + margins.bottom())
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        if (
+            event.size().width() != event.oldSize().width()
+            and self.document().textWidth() == self.viewport().width()
+        ):
+            # Laid out at this width already (``heightForWidth``, just before the view is
+            # placed): Qt would lay the whole document out again (a 16 KB part of a long
+            # message: 1.5 ms when it is first shown).
+            return
+        super().resizeEvent(event)
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         # The transcript scrolls, not the block: hand the wheel on.
         event.ignore()

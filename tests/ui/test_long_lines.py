@@ -213,9 +213,10 @@ def test_a_reopened_long_message_has_one_part_laid_out_in_the_replay_the_rest_la
     transcript = window.transcript
     built: list[Any] = []
     in_replay: list[int] = []
-    create, replay = transcript.create_row_widget, transcript.replay
+    create, finish = transcript.create_row_widget, transcript.finish_replay
     monkeypatch.setattr(transcript, "create_row_widget", lambda row: (built.append(row), create(row))[1])
-    monkeypatch.setattr(transcript, "replay", lambda events: (replay(events), in_replay.append(len(built))))
+    # The replay's layout is its second step (``replay_in_steps``).
+    monkeypatch.setattr(transcript, "finish_replay", lambda: (finish(), in_replay.append(len(built))))
     run(qtbot, window.open_session(session_id))
     row = transcript.message_rows("user")[-1]
     long_parts_built = [part for part in built[: in_replay[0]] if part in parts_of(row)]

@@ -1,0 +1,60 @@
+"""While a session opens, worker threads hand the interpreter back to the window's thread
+within a millisecond (the switch interval), and the interval is restored afterwards."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from app.core.items import assistant_message
+from app.core.rollout import RolloutWriter
+from app.demo import Reply
+from app.ui import replay_prep
+from app.ui.gil_handover import HANDOVER_S, quick_handover
+
+from .conftest import run
+from .helpers import type_and_send, wait_idle
+
+
+def test_the_interval_is_short_inside_and_restored_after_the_outermost_block() -> None:
+    before = sys.getswitchinterval()
+    assert before > HANDOVER_S
+    with quick_handover():
+        assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
+        with quick_handover():
+            assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
+        assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)  # the outer one goes on
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError), quick_handover():
+        raise RuntimeError("an open that failed")
+    assert sys.getswitchinterval() == before
+
+
+def test_a_session_is_read_and_prepared_with_the_short_interval(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = make_window()
+    server.enqueue(Reply(text="short answer"))
+    type_and_send(qtbot, window, "paste the log")
+    wait_idle(qtbot, window)
+    session_id = window.session.id
+    path = window.session.rollout_path
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    huge = "log line: request served in 12 ms, cache hit, 200 OK\n" * 1000
+    with RolloutWriter(path) as writer:
+        writer.append("response_item", {"item": assistant_message(huge, "m"), "turn_id": "t2"})
+    seen: list[float] = []
+    parts = replay_prep._parts
+
+    def noting(*args: Any) -> Any:
+        seen.append(sys.getswitchinterval())  # in the worker thread preparing the message
+        return parts(*args)
+
+    monkeypatch.setattr(replay_prep, "_parts", noting)
+    before = sys.getswitchinterval()
+    assert run(qtbot, window.open_session(session_id), timeout=30)
+    assert seen == [pytest.approx(HANDOVER_S)]
+    assert sys.getswitchinterval() == before
+    assert window.transcript.message_rows("assistant")[-1].text == huge
