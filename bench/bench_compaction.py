@@ -280,8 +280,12 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             # The goal of issue 22. Main-thread CPU Coco adds, local / remote: 29 / 26 ms before
             # the notes material, counts and containment of the carried notes were remembered
             # between compactions (wall 35-42 / 27-32 ms on an idle machine), 8-9 ms after.
-            Target("local: Coco adds", added["local"] * 1000, 25.0, "ms"),
-            Target("remote: Coco adds", added["remote"] * 1000, 25.0, "ms"),
+            # A difference of two medians: on a small history Coco's own work is within the
+            # runs' noise and the difference can come out below zero (both requests now reuse
+            # their connection); that counts as adding nothing. The signed figures are in
+            # ``extra`` (``local_added_ms``, ``remote_added_ms``).
+            Target("local: Coco adds", max(0.0, added["local"]) * 1000, 25.0, "ms"),
+            Target("remote: Coco adds", max(0.0, added["remote"]) * 1000, 25.0, "ms"),
         ],
         extra=extra,
         scale=scale,
