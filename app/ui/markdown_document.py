@@ -32,10 +32,13 @@ from .markdown_blocks import closed_end
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer, RenderedMarkdown
 
-def render_ahead(renderer: MarkdownRenderer, text: str, breaks: bool = False) -> None:
+def render_ahead(
+    renderer: MarkdownRenderer, text: str, breaks: bool = False, complete: bool = False
+) -> None:
     """Have ``renderer`` render now (in a worker thread) what :meth:`MarkdownDocument.update`
-    with ``text`` on a new document will ask it for: the closed blocks, then the tail."""
-    end = closed_end(text, 0)
+    with ``text`` (and ``complete``) on a new document will ask it for: the closed blocks,
+    then the tail; a complete text in one piece."""
+    end = len(text) if complete else closed_end(text, 0)
     first_code = 0
     if end > 0:
         first_code = len(renderer.render_ahead(text[:end], 0, breaks).code_blocks)
@@ -61,6 +64,7 @@ class MarkdownDocument:
         self._tail_position = 0  # document position where the tail's content begins
         # The format of the block the tail was appended to, as it was before.
         self._tail_block = (QTextBlockFormat(), QTextCharFormat())
+        self._complete = False  # the text shown will not grow (see update)
         self.renders = 0  # Markdown renders (closed parts and tails), for diagnostics
 
     @property
@@ -86,13 +90,18 @@ class MarkdownDocument:
         self._tail_code = []
         self._tail_position = 0
         self._tail_block = (QTextBlockFormat(), QTextCharFormat())
+        self._complete = False
 
-    def update(self, text: str) -> None:
-        """Show ``text``: append what is new when it extends the closed part, else rebuild."""
+    def update(self, text: str, complete: bool = False) -> None:
+        """Show ``text``: append what is new when it extends the closed part, else rebuild.
+
+        ``complete``: ``text`` will not grow (a part of a long message that ends at a cut), so
+        what is new is rendered to its end in one piece, with no open tail kept apart: one
+        Markdown render where a closed part and a tail took two."""
         if text == self._text:
             return
-        if not text.startswith(self._text[: self._closed]):
-            self.reset()
+        if self._complete or not text.startswith(self._text[: self._closed]):
+            self.reset()  # (a complete text that changes after all is rendered anew)
         cursor = QTextCursor(self.document)
         # Drop the old tail: it may render differently now that more text follows it.
         cursor.setPosition(self._tail_position)
@@ -103,7 +112,7 @@ class MarkdownDocument:
             # tail's format: give it back its own.
             cursor.setBlockFormat(self._tail_block[0])
             cursor.setBlockCharFormat(self._tail_block[1])
-        end = closed_end(text, self._closed)
+        end = len(text) if complete else closed_end(text, self._closed)
         if end > self._closed:
             rendered = self._render(text[self._closed : end])
             self._insert(cursor, rendered.html)
@@ -121,6 +130,7 @@ class MarkdownDocument:
             self._tail_code = rendered.code_blocks
             self.renders += 1
         self._text = text
+        self._complete = complete
 
     def _render(self, text: str) -> RenderedMarkdown:
         first_code = len(self._closed_code)

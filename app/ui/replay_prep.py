@@ -32,7 +32,7 @@ PREPARED_CHARS = 10 * SEGMENT_CHARS
 # rendered beforehand too, when ``prepare_replay`` is given a way to (``RenderAhead``).
 PARTS_RENDERED_AHEAD = 2
 # Renders a part's Markdown source ahead, ``breaks`` for a user's text (in a worker thread).
-RenderAhead = Callable[[str, bool], None]
+RenderAhead = Callable[[str, bool, bool], None]  # (text, breaks, complete)
 # Parts found by ``prepare_replay``, by the text's id (the text is kept, so the id stays its),
 # with the line breaks in each part (for the parts' height estimates).
 _PREPARED: dict[int, tuple[str, list[Cut], list[int]]] = {}
@@ -131,7 +131,7 @@ def _parts(
     bounds = [0, *(cut.offset for cut in cuts), len(text)]
     if render_ahead is not None:
         for index in range(len(cuts), max(-1, len(cuts) - PARTS_RENDERED_AHEAD), -1):
-            render_ahead(segment_source(text, cuts, index), breaks)
+            render_ahead(segment_source(text, cuts, index), breaks, index < len(cuts))
     return cuts, [text.count("\n", begin, end) for begin, end in pairwise(bounds)]
 
 

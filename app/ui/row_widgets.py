@@ -252,7 +252,7 @@ class MessageRowWidget(RowWidget):
         return self.markdown.code_blocks
 
     def render_text(self) -> None:
-        self.markdown.update(self.message.head_source)
+        self.markdown.update(self.message.head_source, complete=bool(self.message.cuts))
         self.body.updateGeometry()
 
     def copy_message(self) -> None:
@@ -293,7 +293,8 @@ class SegmentWidget(RowWidget):
         self.finish()
 
     def render_text(self) -> None:
-        self.markdown.update(self.segment.source)
+        segment = self.segment
+        self.markdown.update(segment.source, complete=segment.number < len(segment.message.cuts))
         self.body.updateGeometry()
 
 

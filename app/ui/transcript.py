@@ -876,7 +876,7 @@ class TranscriptView(VirtualRowArea):
         if self._renderer is not None:
             self._renderer.forget_ahead()
 
-    def markdown_ahead(self) -> Callable[[str, bool], None]:
+    def markdown_ahead(self) -> Callable[[str, bool, bool], None]:
         """What renders a part's Markdown ahead, in a worker thread, for the replay to come
         (``replay_prep.prepare_replay``): this view's renderer, as it is now."""
         from functools import partial

@@ -85,17 +85,19 @@ def test_a_render_ahead_is_not_taken_for_another_text_and_can_be_dropped(
 
 async def test_the_last_parts_of_the_last_long_message_are_rendered_ahead() -> None:
     """Only they can be on screen when the transcript opens at its end; a user's text keeps
-    its line breaks."""
-    rendered: list[tuple[str, bool]] = []
+    its line breaks; a part that ends at a cut is complete (rendered in one piece)."""
+    rendered: list[tuple[str, bool, bool]] = []
     first = SimpleNamespace(kind="agent_message", data={"text": HUGE})
     last = SimpleNamespace(kind="user_message", data={"text": HUGE + "the end"})
     events = [SimpleNamespace(type="item_completed", item=item) for item in (first, last)]
-    await prepare_replay(events, None, lambda text, breaks: rendered.append((text, breaks)))  # type: ignore[arg-type]
+    await prepare_replay(
+        events, None, lambda text, breaks, complete: rendered.append((text, breaks, complete))  # type: ignore[arg-type]
+    )
     text = HUGE + "the end"
     cuts = quick_cuts(text)
     assert len(cuts) > PARTS_RENDERED_AHEAD
     assert rendered == [
-        (segment_source(text, cuts, len(cuts) - number), True)
+        (segment_source(text, cuts, len(cuts) - number), True, number > 0)
         for number in range(PARTS_RENDERED_AHEAD)
     ]
 

@@ -65,6 +65,47 @@ def test_markdown_streamed_in_pieces_shows_what_a_whole_render_shows(
         assert markdown.code_blocks == renderer.render(text).code_blocks
 
 
+@pytest.mark.parametrize("text", SAMPLES)
+def test_a_complete_text_is_rendered_in_one_piece_as_a_whole_render_shows(
+    renderer: MarkdownRenderer, text: str
+) -> None:
+    # A part of a long message that ends at a cut will not grow: one Markdown render (not a
+    # closed part and a tail), with the same document, whether it arrives whole or finishes
+    # a part that was streaming.
+    whole = QTextDocument()
+    whole.setDefaultStyleSheet(renderer.style_sheet())
+    whole.setHtml(renderer.render(text).html)
+    whole.setTextWidth(500)
+    at_once = MarkdownDocument(QTextDocument(), renderer)
+    at_once.document.setDefaultStyleSheet(renderer.style_sheet())
+    at_once.update(text, complete=True)
+    assert at_once.renders == 1
+    streamed = MarkdownDocument(QTextDocument(), renderer)
+    streamed.document.setDefaultStyleSheet(renderer.style_sheet())
+    half = len(text) // 2
+    streamed.update(text[:half])
+    before = streamed.renders
+    streamed.update(text, complete=True)
+    assert streamed.renders == before + 1  # what followed the closed part, in one piece
+    for markdown in (at_once, streamed):
+        markdown.document.setTextWidth(500)
+        assert _blocks(markdown.document) == _blocks(whole)
+        assert markdown.document.size() == whole.size()
+        assert markdown.code_blocks == renderer.render(text).code_blocks
+
+
+def test_a_complete_text_that_changes_after_all_is_rendered_anew(
+    renderer: MarkdownRenderer,
+) -> None:
+    markdown = MarkdownDocument(QTextDocument(), renderer)
+    markdown.update("- one\n- two\n", complete=True)
+    markdown.update("- one\n- two\n- three\n")  # the list goes on: not a second list
+    assert markdown.document.toPlainText().split() == ["one", "two", "three"]
+    whole = MarkdownDocument(QTextDocument(), renderer)
+    whole.update("- one\n- two\n- three\n")
+    assert _blocks(markdown.document) == _blocks(whole.document)
+
+
 def test_each_update_renders_only_the_open_end(
     renderer: MarkdownRenderer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
