@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 
 import httpx2
+import pytest
 
 from app.core.items import user_message
 from app.core.providers.base import Completed, ModelRequest, StreamEvent
@@ -19,8 +20,8 @@ from app.demo import ModelServer, Reply
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
 
 
-def request(model: str = "test-model") -> ModelRequest:
-    return ModelRequest(model=model, instructions="be brief", input=[user_message("hello")])
+def request() -> ModelRequest:
+    return ModelRequest(model="test-model", instructions="be brief", input=[user_message("hello")])
 
 
 async def collect(
@@ -29,30 +30,24 @@ async def collect(
     return [event async for event in prov.stream(req)]
 
 
-async def test_responses_streams_share_one_connection(server: ModelServer) -> None:
-    prov = ResponsesProvider(server.url, KEY)
+@pytest.mark.parametrize(
+    ("provider_class", "endpoint"),
+    [(ResponsesProvider, "responses"), (ChatCompletionsProvider, "chat")],
+)
+async def test_streams_of_one_provider_share_one_connection(
+    server: ModelServer,
+    provider_class: type[ResponsesProvider | ChatCompletionsProvider],
+    endpoint: str,
+) -> None:
+    prov = provider_class(server.url, KEY)
     try:
         for text in ("one", "two", "three"):
-            server.enqueue(Reply(text=text), endpoint="responses")
+            server.enqueue(Reply(text=text), endpoint=endpoint)
             events = await collect(prov, request())
             assert isinstance(events[-1], Completed)
     finally:
         await prov.close()
-    connections = [r.connection for r in server.requests_to("responses")]
-    assert len(connections) == 3
-    assert len(set(connections)) == 1
-
-
-async def test_chat_streams_share_one_connection(server: ModelServer) -> None:
-    prov = ChatCompletionsProvider(server.url, KEY)
-    try:
-        for text in ("one", "two", "three"):
-            server.enqueue(Reply(text=text), endpoint="chat")
-            events = await collect(prov, request("local-model"))
-            assert isinstance(events[-1], Completed)
-    finally:
-        await prov.close()
-    connections = [r.connection for r in server.requests_to("chat")]
+    connections = [r.connection for r in server.requests_to(endpoint)]
     assert len(connections) == 3
     assert len(set(connections)) == 1
 

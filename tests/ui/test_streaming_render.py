@@ -45,20 +45,31 @@ def _blocks(doc: QTextDocument) -> list[tuple[Any, ...]]:
     return out
 
 
-@pytest.mark.parametrize("text", SAMPLES)
-def test_markdown_streamed_in_pieces_shows_what_a_whole_render_shows(
-    renderer: MarkdownRenderer, text: str
-) -> None:
+def _rendered_whole(renderer: MarkdownRenderer, text: str) -> QTextDocument:
+    """``text`` rendered whole into one document, laid out 500 pixels wide."""
     whole = QTextDocument()
     whole.setDefaultStyleSheet(renderer.style_sheet())
     whole.setHtml(renderer.render(text).html)
     whole.setTextWidth(500)
+    return whole
+
+
+def _styled(renderer: MarkdownRenderer) -> MarkdownDocument:
+    doc = QTextDocument()
+    doc.setDefaultStyleSheet(renderer.style_sheet())
+    return MarkdownDocument(doc, renderer)
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_markdown_streamed_in_pieces_shows_what_a_whole_render_shows(
+    renderer: MarkdownRenderer, text: str
+) -> None:
+    whole = _rendered_whole(renderer, text)
     for step in (1, 7):
-        doc = QTextDocument()
-        doc.setDefaultStyleSheet(renderer.style_sheet())
-        markdown = MarkdownDocument(doc, renderer)
+        markdown = _styled(renderer)
         for end in range(step, len(text) + step, step):
             markdown.update(text[:end])
+        doc = markdown.document
         doc.setTextWidth(500)
         assert _blocks(doc) == _blocks(whole)
         assert doc.size() == whole.size()
@@ -72,16 +83,11 @@ def test_a_complete_text_is_rendered_in_one_piece_as_a_whole_render_shows(
     # A part of a long message that ends at a cut will not grow: one Markdown render (not a
     # closed part and a tail), with the same document, whether it arrives whole or finishes
     # a part that was streaming.
-    whole = QTextDocument()
-    whole.setDefaultStyleSheet(renderer.style_sheet())
-    whole.setHtml(renderer.render(text).html)
-    whole.setTextWidth(500)
-    at_once = MarkdownDocument(QTextDocument(), renderer)
-    at_once.document.setDefaultStyleSheet(renderer.style_sheet())
+    whole = _rendered_whole(renderer, text)
+    at_once = _styled(renderer)
     at_once.update(text, complete=True)
     assert at_once.renders == 1
-    streamed = MarkdownDocument(QTextDocument(), renderer)
-    streamed.document.setDefaultStyleSheet(renderer.style_sheet())
+    streamed = _styled(renderer)
     half = len(text) // 2
     streamed.update(text[:half])
     before = streamed.renders
