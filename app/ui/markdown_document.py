@@ -32,6 +32,7 @@ from .markdown_blocks import closed_end
 if TYPE_CHECKING:
     from .markdown import MarkdownRenderer, RenderedMarkdown
 
+
 def render_ahead(
     renderer: MarkdownRenderer, text: str, breaks: bool = False, complete: bool = False
 ) -> None:
