@@ -16,6 +16,7 @@ from app.core.providers.chat import ChatCompletionsProvider
 from app.core.providers.responses import ResponsesProvider
 from app.core.providers.sse import read_to_end
 from app.demo import ModelServer, Reply
+from tests.core.provider_fakes import event_stream_client
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
 
@@ -73,11 +74,7 @@ async def test_a_body_left_open_after_completed_still_ends_the_stream() -> None:
     body = _OpenAfterLastEvent(
         f"event: response.completed\ndata: {json.dumps(completed)}\n\n".encode()
     )
-
-    def handler(req: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
-
-    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = event_stream_client(stream=body)
     prov = ResponsesProvider("http://model.invalid/v1", KEY, http_client=client)
     try:
         events = await collect(prov, request())

@@ -36,6 +36,7 @@ from app.core.providers.chat import (
     tools_to_chat,
 )
 from app.demo import Fault, ModelServer, Reply, ToolCall
+from tests.core.provider_fakes import event_stream_client, record_sdk_transforms
 from tests.core.test_provider_responses import ClosingProbe
 
 KEY = "sk-local-SECRET-abcdef0123456789"
@@ -240,17 +241,10 @@ async def test_tools_are_sent_as_given_not_through_the_sdk_transform(
 ) -> None:
     import openai.resources.chat.completions.completions as sdk_chat
 
-    transformed: list[object] = []
-    original = sdk_chat.async_maybe_transform
-
-    async def spy(data: object, *args: object, **kwargs: object) -> object:
-        transformed.append(data)
-        return await original(data, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sdk_chat, "async_maybe_transform", spy)
+    transformed = record_sdk_transforms(monkeypatch, sdk_chat)
     server.enqueue(Reply(text="ok"), endpoint="chat")
     await collect(provider, make_request(input=HISTORY, tools=[TOOL]))
-    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)  # type: ignore[attr-defined]
+    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)
     assert server.requests_to("chat")[-1].body["tools"] == tools_to_chat([TOOL])
 
 
@@ -403,10 +397,7 @@ async def test_stream_ending_without_finish_reason_is_stream_error() -> None:
     }
     body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = event_stream_client(content=body)
     prov = ChatCompletionsProvider("http://model.invalid/v1", KEY, http_client=client)
     try:
         error = await failure(prov)

@@ -26,6 +26,7 @@ from app.core.providers.chat import ChatCompletionsProvider
 from app.core.providers.factory import make_provider
 from app.core.providers.responses import ResponsesProvider
 from app.demo import CompactReply, Fault, ModelServer, Reply, ToolCall
+from tests.core.provider_fakes import event_stream_client, record_sdk_transforms
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
 TOOL = {
@@ -134,17 +135,10 @@ async def test_tools_are_sent_as_given_not_through_the_sdk_transform(
     # request; the tools are wire JSON already and go in the body as they are.
     import openai.resources.responses.responses as sdk_responses
 
-    transformed: list[object] = []
-    original = sdk_responses.async_maybe_transform
-
-    async def spy(data: object, *args: object, **kwargs: object) -> object:
-        transformed.append(data)
-        return await original(data, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sdk_responses, "async_maybe_transform", spy)
+    transformed = record_sdk_transforms(monkeypatch, sdk_responses)
     server.enqueue(Reply(text="hi"), endpoint="responses")
     await collect(provider, make_request(tools=[TOOL]))
-    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)  # type: ignore[attr-defined]
+    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)
     body = server.requests_to("responses")[-1].body
     assert body["tools"] == [TOOL]
     assert body["parallel_tool_calls"] is False
@@ -370,10 +364,7 @@ async def test_items_only_in_the_final_response_are_taken_from_it() -> None:
         f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events_sse
     ).encode()
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = event_stream_client(content=body)
     prov = ResponsesProvider("http://model.invalid/v1", KEY, http_client=client)
     try:
         events = await collect(prov, make_request())
@@ -387,10 +378,7 @@ async def test_clean_end_without_completed_is_stream_error() -> None:
     delta = {"type": "response.output_text.delta", "item_id": "msg_1", "delta": "hi"}
     body = f"event: response.output_text.delta\ndata: {json.dumps(delta)}\n\n".encode()
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = event_stream_client(content=body)
     prov = ResponsesProvider("http://model.invalid/v1", KEY, http_client=client)
     try:
         seen: list[StreamEvent] = []
