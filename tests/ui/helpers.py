@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 
-from app.core.items import is_message, message_text
+from app.core.items import assistant_message, is_message, message_text
+from app.core.rollout import RolloutWriter
+from app.demo import Reply
 
 
 def type_and_send(qtbot: Any, window: Any, text: str) -> None:
@@ -20,6 +23,22 @@ def type_and_send(qtbot: Any, window: Any, text: str) -> None:
 def wait_idle(qtbot: Any, window: Any, timeout: int = 10_000) -> None:
     """Wait until no turn runs (the reply or compaction has finished)."""
     qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+
+
+def saved_session_ending_with(
+    qtbot: Any, window: Any, server: Any, text: str
+) -> tuple[str, Path]:
+    """A saved session (one short turn) whose rollout ends with an assistant message ``text``,
+    written after the window left it for a new session; the saved session's id and rollout."""
+    server.enqueue(Reply(text="short answer"))
+    type_and_send(qtbot, window, "paste the log")
+    wait_idle(qtbot, window)
+    session_id: str = window.session.id
+    path = window.session.rollout_path
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    with RolloutWriter(path) as writer:
+        writer.append("response_item", {"item": assistant_message(text, "msg_huge"), "turn_id": "t2"})
+    return session_id, path
 
 
 def last_user_text(body: dict[str, Any]) -> str:

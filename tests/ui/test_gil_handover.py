@@ -8,14 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.core.items import assistant_message
-from app.core.rollout import RolloutWriter
-from app.demo import Reply
 from app.ui import replay_prep
 from app.ui.gil_handover import HANDOVER_S, quick_handover
 
 from .conftest import run
-from .helpers import type_and_send, wait_idle
+from .helpers import saved_session_ending_with
 
 
 def test_the_interval_is_short_inside_and_restored_after_the_outermost_block() -> None:
@@ -36,15 +33,8 @@ def test_a_session_is_read_and_prepared_with_the_short_interval(
     qtbot: Any, make_window: Any, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = make_window()
-    server.enqueue(Reply(text="short answer"))
-    type_and_send(qtbot, window, "paste the log")
-    wait_idle(qtbot, window)
-    session_id = window.session.id
-    path = window.session.rollout_path
-    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
     huge = "log line: request served in 12 ms, cache hit, 200 OK\n" * 1000
-    with RolloutWriter(path) as writer:
-        writer.append("response_item", {"item": assistant_message(huge, "m"), "turn_id": "t2"})
+    session_id, _rollout = saved_session_ending_with(qtbot, window, server, huge)
     seen: list[float] = []
     parts = replay_prep._parts
 

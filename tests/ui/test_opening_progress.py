@@ -13,12 +13,10 @@ import pytest
 from app.core import OpenProgress
 from app.core import rollout_reader as rollout
 from app.core import tiktoken_counts as tokens
-from app.core.items import assistant_message
-from app.core.rollout import RolloutWriter
 from app.demo import Reply
 from tests.conftest import needs_tiktoken
 
-from .helpers import type_and_send, wait_idle
+from .helpers import saved_session_ending_with, type_and_send, wait_idle
 
 HUGE = "log line: request served in 12 ms, cache hit, 200 OK\n" * 6000  # 318 000 characters
 
@@ -35,18 +33,10 @@ def test_opening_a_huge_session_shows_progress_and_ends_with_it_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     window = make_window()
-    server.enqueue(Reply(text="short answer"))
-    type_and_send(qtbot, window, "paste the log")
-    wait_idle(qtbot, window)
-    session_id = window.session.id
-    path = window.session.rollout_path
-    # Long texts are counted ahead only with the real tokenizer (estimates need nothing).
+    # Long texts are counted ahead only with the real tokenizer (estimates need nothing); its
+    # files are loaded once for the process.
     assert window.session._counter.wait_ready(60)
-    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
-    with RolloutWriter(path) as writer:
-        writer.append(
-            "response_item", {"item": assistant_message(HUGE, "msg_huge"), "turn_id": "t2"}
-        )
+    session_id, path = saved_session_ending_with(qtbot, window, server, HUGE)
 
     reports: list[tuple[str, int, int]] = []
     release = threading.Event()

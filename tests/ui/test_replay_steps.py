@@ -14,9 +14,6 @@ import pytest
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.core.items import assistant_message
-from app.core.rollout import RolloutWriter
-from app.demo import Reply
 from app.ui.long_text import segment_source
 from app.ui.markdown import MarkdownRenderer
 from app.ui.markdown_document import MarkdownDocument, render_ahead
@@ -25,16 +22,15 @@ from app.ui.theme import colors
 from app.ui.widgets import RichTextView
 
 from .conftest import run
-from .helpers import type_and_send, wait_idle
+from .helpers import saved_session_ending_with
 
 LOG = "log line 0042: request served in 12 ms, cache hit, 200 OK\n"
 HUGE = LOG * 6000  # 348 000 characters: parts of 16 KB
 MIXED = "# Title\n\nSome *text*.\n\n```python\nx = 1\n```\n\nA tail with `code`\nand a second line"
 
 
-def _counting_renderer(monkeypatch: pytest.MonkeyPatch) -> tuple[MarkdownRenderer, list[str]]:
-    """A renderer whose every Markdown render is noted with its thread's name."""
-    renderer = MarkdownRenderer(colors(), "default")
+def _render_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread of every Markdown render from now on, in order."""
     threads: list[str] = []
     real = MarkdownRenderer._render
 
@@ -43,7 +39,12 @@ def _counting_renderer(monkeypatch: pytest.MonkeyPatch) -> tuple[MarkdownRendere
         return real(self, text, first_code, breaks)
 
     monkeypatch.setattr(MarkdownRenderer, "_render", counted)
-    return renderer, threads
+    return threads
+
+
+def _counting_renderer(monkeypatch: pytest.MonkeyPatch) -> tuple[MarkdownRenderer, list[str]]:
+    """A renderer whose every Markdown render is noted with its thread's name."""
+    return MarkdownRenderer(colors(), "default"), _render_threads(monkeypatch)
 
 
 @pytest.mark.parametrize("breaks", [False, True])
@@ -102,22 +103,6 @@ async def test_the_last_parts_of_the_last_long_message_are_rendered_ahead() -> N
     ]
 
 
-def _huge_session(qtbot: Any, window: Any, server: Any) -> str:
-    """A saved session whose last record is a huge assistant message; the window shows a new
-    session. Its id."""
-    server.enqueue(Reply(text="short answer"))
-    type_and_send(qtbot, window, "paste the log")
-    wait_idle(qtbot, window)
-    session_id: str = window.session.id
-    path = window.session.rollout_path
-    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
-    with RolloutWriter(path) as writer:
-        writer.append(
-            "response_item", {"item": assistant_message(HUGE, "msg_huge"), "turn_id": "t2"}
-        )
-    return session_id
-
-
 def _shown(window: Any) -> list[str]:
     """The HTML of every part of the huge message (each built now if it is off screen)."""
     row = window.transcript.message_rows("assistant")[-1]
@@ -128,19 +113,12 @@ def test_a_reopened_huge_message_is_drawn_in_two_steps_and_shows_what_one_step_s
     qtbot: Any, make_window: Any, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = make_window()
-    session_id = _huge_session(qtbot, window, server)
+    session_id, _rollout = saved_session_ending_with(qtbot, window, server, HUGE)
     transcript = window.transcript
     built: list[Any] = []
     create = transcript.create_row_widget
     monkeypatch.setattr(transcript, "create_row_widget", lambda row: (built.append(row), create(row))[1])
-    renders: list[str] = []
-    real = MarkdownRenderer._render
-
-    def counted(self: MarkdownRenderer, text: str, first_code: int, breaks: bool) -> Any:
-        renders.append(threading.current_thread().name)
-        return real(self, text, first_code, breaks)
-
-    monkeypatch.setattr(MarkdownRenderer, "_render", counted)
+    renders = _render_threads(monkeypatch)
     at_rows: list[int] = []
     # Connected after the window's own slot: runs once the rows are built.
     window.controller.session_resumed.connect(lambda _events: at_rows.append(len(built)))
