@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, QTimer, Signal
@@ -250,13 +251,10 @@ class PointerOnHover(QObject):
         return False
 
 
-_pointer: list[PointerOnHover] = []  # one for every button, made with the first
-
-
+@cache
 def _pointer_on_hover() -> PointerOnHover:
-    if not _pointer:
-        _pointer.append(PointerOnHover())
-    return _pointer[0]
+    """The one filter every button shares, made with the first."""
+    return PointerOnHover()
 
 
 class Spinner(QWidget):
