@@ -230,6 +230,12 @@ def segment_source(text: str, cuts: list[Cut], index: int, stop: int | None = No
     return body
 
 
+def segment_complete(cuts: list[Cut], index: int) -> bool:
+    """Whether segment ``index`` ends at a cut, so its text will not grow (every segment but
+    the last): its Markdown is rendered in one piece (``MarkdownDocument.update``)."""
+    return index < len(cuts)
+
+
 def segment_text(text: str, cuts: list[Cut], index: int, stop: int | None = None) -> str:
     """The part of ``text`` segment ``index`` shows (without the added fence lines); the last
     segment ends at ``stop`` (the end of the text when None)."""

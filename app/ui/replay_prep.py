@@ -19,6 +19,7 @@ from .long_text import (
     Cut,
     _word_end,
     display_cuts,
+    segment_complete,
     segment_source,
 )
 
@@ -131,7 +132,7 @@ def _parts(
     bounds = [0, *(cut.offset for cut in cuts), len(text)]
     if render_ahead is not None:
         for index in range(len(cuts), max(-1, len(cuts) - PARTS_RENDERED_AHEAD), -1):
-            render_ahead(segment_source(text, cuts, index), breaks, index < len(cuts))
+            render_ahead(segment_source(text, cuts, index), breaks, segment_complete(cuts, index))
     return cuts, [text.count("\n", begin, end) for begin, end in pairwise(bounds)]
 
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from .icons import icon
-from .long_text import break_runs
+from .long_text import break_runs, segment_complete
 from .qt_namespace import Qt
 from .row_models import (
     NOT_IN_CONTEXT,
@@ -252,7 +252,9 @@ class MessageRowWidget(RowWidget):
         return self.markdown.code_blocks
 
     def render_text(self) -> None:
-        self.markdown.update(self.message.head_source, complete=bool(self.message.cuts))
+        self.markdown.update(
+            self.message.head_source, complete=segment_complete(self.message.cuts, 0)
+        )
         self.body.updateGeometry()
 
     def copy_message(self) -> None:
@@ -294,7 +296,8 @@ class SegmentWidget(RowWidget):
 
     def render_text(self) -> None:
         segment = self.segment
-        self.markdown.update(segment.source, complete=segment.number < len(segment.message.cuts))
+        complete = segment_complete(segment.message.cuts, segment.number)
+        self.markdown.update(segment.source, complete=complete)
         self.body.updateGeometry()
 
 
