@@ -88,7 +88,12 @@ class StatusIndicator(QWidget):
                                  auto_compact)
         self.level = gauge_level(total, context_window, auto_compact_limit)
         percent = gauge_percent(total, context_window)
+        # QProgressBar.setValue repaints at once, and a repaint at once paints every update
+        # the window has pending in this block: a long message just sent with it (4 ms for
+        # 128 KB). With its updates held, the bar is painted with the window's next frame.
+        self.bar.setUpdatesEnabled(False)
         self.bar.setValue(percent or 0)
+        self.bar.setUpdatesEnabled(True)
         self._has_percent = percent is not None
         source = "an estimate" if approximate else "reported by the server"
         window = f"{context_window:,}" if context_window else "unknown"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.core.compaction.prompts import summary_prefix
@@ -96,6 +97,38 @@ def test_gauge_shows_context_use_from_token_counts(
          usage={"input_tokens": 85_000, "output_tokens": 1_000, "total_tokens": 86_000})
     assert window.indicator.text().startswith("86 % of context used")
     assert window.indicator.level == "near"
+
+
+class _BarPaints(QObject):
+    """The gauge bar's paints: the value painted, and whether the paint ran inside
+    ``set_usage`` (a repaint at once, in the block that handled the token count)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[int] = []
+        self.at_once: list[bool] = []
+
+    def eventFilter(self, watched: Any, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.values.append(watched.value())
+            self.at_once.append(any(f.name == "set_usage" for f in traceback.extract_stack()))
+        return False
+
+
+def test_a_gauge_change_is_painted_with_the_next_frame_not_in_the_count_s_block(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    qtbot.waitUntil(lambda: "auto-compact at 90 %" in window.indicator.text(), timeout=5000)
+    chat(qtbot, window, server, "hello", "hi",
+         usage={"input_tokens": 40_000, "output_tokens": 1_000, "total_tokens": 41_000})
+    qtbot.waitUntil(lambda: window.indicator.bar.isVisible(), timeout=5000)
+    paints = _BarPaints()
+    window.indicator.bar.installEventFilter(paints)
+    chat(qtbot, window, server, "more", "sure",
+         usage={"input_tokens": 85_000, "output_tokens": 1_000, "total_tokens": 86_000})
+    qtbot.waitUntil(lambda: 86 in paints.values, timeout=5000)
+    assert not any(paints.at_once)
 
 
 def test_gauge_marks_an_approximate_count(
