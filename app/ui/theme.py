@@ -51,9 +51,26 @@ class Colors(NamedTuple):
     dark: bool
 
 
+# The colours last derived, by the cache key of the palette they came from: a row's widget
+# asks for them two or three times as it is built (18 colour mixes, 0.1 ms each time), and the
+# palette changes only with the theme. Qt gives a palette a new key whenever its contents change.
+_last_colors: tuple[int, Colors] | None = None
+
+
 def colors(palette: QPalette | None = None) -> Colors:
     """The current colours, derived from ``palette`` (default: the application palette)."""
+    global _last_colors
     pal = palette or QGuiApplication.palette()
+    key = pal.cacheKey()
+    last = _last_colors
+    if last is not None and last[0] == key:
+        return last[1]
+    derived = _derive(pal)
+    _last_colors = (key, derived)
+    return derived
+
+
+def _derive(pal: QPalette) -> Colors:
     dark = is_dark(pal)
     text = pal.color(QPalette.ColorRole.Text)
     base = pal.color(QPalette.ColorRole.Base)

@@ -201,3 +201,24 @@ def test_the_model_line_names_the_demo_only_when_it_runs() -> None:
     assert model_text("gemma-3", "http://127.0.0.1:8080/v1", provider="llama.cpp") == (
         "llama.cpp · gemma-3 · http://127.0.0.1:8080/v1"
     )
+
+
+def test_the_colours_follow_every_change_of_the_application_palette(qapp: Any) -> None:
+    from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+    from app.ui.theme import colors
+
+    before = QGuiApplication.palette()
+    try:
+        first = colors()
+        assert colors() is first  # derived once for a palette
+        changed = QPalette(before)
+        changed.setColor(QPalette.ColorRole.Base, QColor("#123456"))
+        QGuiApplication.setPalette(changed)
+        assert colors().base == "#123456"
+        changed.setColor(QPalette.ColorRole.Base, QColor("#654321"))  # the same object, edited
+        QGuiApplication.setPalette(changed)
+        assert colors().base == "#654321"
+        assert colors(before) == first  # an explicit palette is honoured
+    finally:
+        QGuiApplication.setPalette(before)
