@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, QTimer, Signal
 from PySide6.QtGui import (
@@ -53,9 +53,20 @@ class RichTextView(QTextBrowser):
     """
 
     copy_code_requested = Signal(int)
+    _warmed: ClassVar[bool] = False  # one has been built in this process
+
+    @classmethod
+    def warm_up(cls, parent: QWidget) -> None:
+        """Build (and drop) a first view now, if none was built yet: the first one of a
+        process costs 15-30 ms (PySide6 creates the Python types of its classes' enums when
+        they are first used), which an empty session's first message otherwise pays while
+        it is being sent."""
+        if not cls._warmed:
+            cls(parent).deleteLater()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        RichTextView._warmed = True
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
