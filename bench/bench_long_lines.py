@@ -1,7 +1,7 @@
 """Long unbroken lines: the longest main-thread block while the real window (offscreen) shows
 them (issue 13 item 3).
 
-Four steps, each timed by a ``QTimer`` probe firing every 5 ms (the largest gap between two
+Five steps, each timed by a ``QTimer`` probe firing every 5 ms (the largest gap between two
 firings is the longest block), from the action until the window's first paint after it:
 
 - **reply**: a model reply that is one line of 1 MB without a space, streamed by the offline
@@ -10,7 +10,10 @@ firings is the longest block), from the action until the window's first paint af
   (a paste this long is held as a chip, ``app/ui/paste_chips.py``, not laid out in the box);
 - **user**: a user message of 128 KB of hex sent (``send_message``), until the paint after
   ``turn_complete`` (a short reply);
-- **reopen**: the session of the first step opened again, as a click in the session list does.
+- **reopen**: the session of the first step opened again, as a click in the session list does;
+- **first**: before those, the first message of the process ("hi", a short reply), sent once
+  the new window has settled (what it needs is loaded ahead then: ``app.ui.preload``). It is
+  not about long lines, and not in the headline figure.
 
 Reference: the same window streaming a reply of ordinary prose (words and paragraphs) of the
 same length, its longest block likewise (the figure is long-line block / prose block).
@@ -53,7 +56,11 @@ LIMIT_MS = 16.0  # issue 22's goal for every step (blocks over it are counted)
 #   after the block that received them (main-thread CPU of the longest block 8.9-10.5 -> 5.9-6.5
 #   ms, alternated runs on a loaded 2-core machine);
 # - reopen 14.5 / 10.8 ms: the goal, once its replay lays out in one pass (14.6-16.3 before).
-STEP_LIMITS_MS = {"reply": 16.0, "paste": 16.0, "user": 16.0, "reopen": 16.0}
+# - first (the first message of the process, "hi", sent once the window has settled): 171-180
+#   ms while it imported the Markdown renderer, the SDK's request classes and the HTTP stack and
+#   built the first message view in the block that sent it; 13.0-14.6 ms with those made ahead,
+#   in a worker thread and at idle (``app.ui.preload``): the goal.
+STEP_LIMITS_MS = {"reply": 16.0, "paste": 16.0, "user": 16.0, "reopen": 16.0, "first": 16.0}
 LONGEST: list[Any] = []  # [token counting, collection after open], set by the worker
 
 
@@ -162,6 +169,21 @@ def paste(window: Any, text: str) -> None:
     window.composer.edit.insertFromMimeData(data)
 
 
+async def _preloaded() -> None:
+    """Wait as a person reads a new window before typing: until what the first message of
+    the process needs has been loaded ahead (``app.ui.preload``), when this Coco does that."""
+    try:
+        from app.ui import preload
+    except ImportError:
+        return
+    for _ in range(200):  # it starts once the session is shown and painted
+        thread = preload.started()
+        if thread is not None:
+            await asyncio.to_thread(thread.join, 30)
+            return
+        await asyncio.sleep(0.01)
+
+
 def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> dict[str, Any]:
     from app.core import tokens
     from app.ui import memory
@@ -185,7 +207,8 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
             return window
 
         window = await fresh_window(short_url, "b")
-        await _timed(window, lambda: window.send_message("hi"), "turn_complete")
+        await _preloaded()
+        out["first"] = await _timed(window, lambda: window.send_message("hi"), "turn_complete")
         warm_id = window.session.id
         await window.open_session(None)
         out["reopen_short"] = await _timed(window, lambda: window.open_session(warm_id), None)
@@ -261,9 +284,11 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                 f"longest block: {step} (goal {LIMIT_MS:g} ms)", data[step]["block_ms"],
                 STEP_LIMITS_MS.get(step, LIMIT_MS), "ms",
             )
-            for step in steps
+            for step in (*steps, "first")
         ],
         extra={
+            "first_block_ms": data["first"]["block_ms"],
+            "first_block_cpu_ms": data["first"]["cpu_block_ms"],
             **{f"{step}_block_ms": data[step]["block_ms"] for step in (*steps, "prose")},
             "reopen_short_session_block_ms": data["reopen_short"]["block_ms"],
             **{f"{step}_elapsed_s": data[step]["elapsed_s"] for step in (*steps, "prose")},
