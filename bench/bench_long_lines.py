@@ -176,7 +176,7 @@ async def _preloaded() -> None:
         from app.ui import preload
     except ImportError:
         return
-    for _ in range(200):  # it starts once the session is shown and painted
+    for _ in range(500):  # it starts a second after the session is shown and painted
         thread = preload.started()
         if thread is not None:
             await asyncio.to_thread(thread.join, 30)

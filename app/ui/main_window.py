@@ -114,6 +114,8 @@ class MainWindow(QMainWindow):
 
     closed = Signal()
     session_opened = Signal(str)
+    # How long after a session is shown the first message's needs are prepared (once).
+    PREPARE_AFTER_MS = 1000
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -468,14 +470,20 @@ class MainWindow(QMainWindow):
         self.refresh_model_view()
         self._update_controls()
         self._after_next_paint(memory.session_shown)
-        # Then, in a worker thread, what the first message will need (once per process).
-        self._after_next_paint(self._prepare_first_message)
+        # Then, once the window has idled a moment, what the first message will need.
+        self._after_next_paint(
+            lambda: QTimer.singleShot(self.PREPARE_AFTER_MS, self, self._prepare_first_message)
+        )
         self.session_opened.emit(session_id)
 
     def _prepare_first_message(self) -> None:
-        """Once per process, after the first session is shown: what the first message needs
+        """Once per process, a moment after a session is shown: what the first message needs
         is loaded in a worker thread, and the first message view is built now, while the
-        window idles, rather than in the block that sends the message (0.16-0.19 s there)."""
+        window idles, rather than in the block that sends the message (0.16-0.19 s there).
+        Not at once: a session opened right after the first (the start-up's empty one, then a
+        click) would share the interpreter with 0.2 s of imports."""
+        if self._closing:
+            return
         preload.start(pygments_style_name())
         RichTextView.warm_up(self.transcript.viewport())
 

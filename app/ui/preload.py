@@ -3,9 +3,9 @@
 Sending the first message of a process froze the window for 0.16-0.19 s: showing it imported
 the Markdown renderer (Markdown, Pygments and Coco's renderer: about 0.14 s), the slash
 commands, the code-highlighting style and the ops, and sending it loaded the provider, the
-SDK's request classes and the HTTP stack (``app.core.preload``). Once the first session is
-shown and painted, :func:`start` runs those imports in one daemon thread, while the user reads
-and types; a message sent before they are done waits only for the import under way. It
+SDK's request classes and the HTTP stack (``app.core.preload``). A second after the first
+session is shown and painted, :func:`start` runs those imports in one daemon thread, while the
+user reads and types; a message sent before they are done waits only for the import under way. It
 starts once per process, and creates no Qt object.
 """
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.ui import preload
+from app.ui.main_window import MainWindow
 from app.ui.widgets import RichTextView
 
 
@@ -53,6 +54,7 @@ def test_the_window_starts_the_preload_once_its_first_session_is_shown(
     styles: list[str] = []
     monkeypatch.setattr(preload, "start", styles.append)
     monkeypatch.setattr(RichTextView, "_warmed", False)  # as in a process that built none
+    monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
     window = make_window()
     qtbot.waitUntil(lambda: bool(styles), timeout=5000)
     assert styles[0] in ("default", "monokai")  # the style the renderer will use
