@@ -52,7 +52,7 @@ class Colors(NamedTuple):
 
 
 # The colours last derived, by the cache key of the palette they came from: a row's widget
-# asks for them two or three times as it is built (18 colour mixes, 0.1 ms each time), and the
+# asks for them two or three times as it is built (18 colour mixes, 26 us each time), and the
 # palette changes only with the theme. Qt gives a palette a new key whenever its contents change.
 _last_colors: tuple[int, Colors] | None = None
 
