@@ -1,5 +1,5 @@
-"""Fakes the provider tests share: an HTTP client answering with a given event stream, and a
-record of what went through the OpenAI SDK's typed transform."""
+"""What the provider tests share: a request, the events of one stream, an HTTP client answering
+with a given event stream, and a record of what went through the OpenAI SDK's typed transform."""
 
 from __future__ import annotations
 
@@ -8,6 +8,25 @@ from typing import Any
 
 import httpx2
 import pytest
+
+from app.core.items import user_message
+from app.core.providers.base import ModelRequest, StreamEvent
+
+
+def make_request(**overrides: Any) -> ModelRequest:
+    """A one-message request ("hello" to ``test-model``); ``overrides`` replace its fields."""
+    fields: dict[str, Any] = {
+        "model": "test-model",
+        "instructions": "be brief",
+        "input": [user_message("hello")],
+    }
+    fields.update(overrides)
+    return ModelRequest(**fields)
+
+
+async def collect(prov: Any, request: ModelRequest, **kwargs: Any) -> list[StreamEvent]:
+    """Every event of ``prov.stream(request, **kwargs)`` (either provider), in order."""
+    return [event async for event in prov.stream(request, **kwargs)]
 
 
 def event_stream_client(**response: Any) -> httpx2.AsyncClient:

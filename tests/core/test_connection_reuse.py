@@ -10,25 +10,14 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from app.core.items import user_message
-from app.core.providers.base import Completed, ModelRequest, StreamEvent
+from app.core.providers.base import Completed
 from app.core.providers.chat import ChatCompletionsProvider
 from app.core.providers.responses import ResponsesProvider
 from app.core.providers.sse import read_to_end
 from app.demo import ModelServer, Reply
-from tests.core.provider_fakes import event_stream_client
+from tests.core.provider_fakes import collect, event_stream_client, make_request
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
-
-
-def request() -> ModelRequest:
-    return ModelRequest(model="test-model", instructions="be brief", input=[user_message("hello")])
-
-
-async def collect(
-    prov: ResponsesProvider | ChatCompletionsProvider, req: ModelRequest
-) -> list[StreamEvent]:
-    return [event async for event in prov.stream(req)]
 
 
 @pytest.mark.parametrize(
@@ -44,7 +33,7 @@ async def test_streams_of_one_provider_share_one_connection(
     try:
         for text in ("one", "two", "three"):
             server.enqueue(Reply(text=text), endpoint=endpoint)
-            events = await collect(prov, request())
+            events = await collect(prov, make_request())
             assert isinstance(events[-1], Completed)
     finally:
         await prov.close()
@@ -77,7 +66,7 @@ async def test_a_body_left_open_after_completed_still_ends_the_stream() -> None:
     client = event_stream_client(stream=body)
     prov = ResponsesProvider("http://model.invalid/v1", KEY, http_client=client)
     try:
-        events = await collect(prov, request())
+        events = await collect(prov, make_request())
     finally:
         await prov.close()
     assert isinstance(events[-1], Completed) and events[-1].response_id == "resp_1"

@@ -7,6 +7,7 @@ import contextlib
 import json
 import math
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import httpx2
@@ -25,7 +26,6 @@ from app.core.providers.base import (
     ModelRequest,
     OutputItemDone,
     ProviderError,
-    StreamEvent,
     TextDelta,
 )
 from app.core.providers.chat import (
@@ -36,7 +36,8 @@ from app.core.providers.chat import (
     tools_to_chat,
 )
 from app.demo import Fault, ModelServer, Reply, ToolCall
-from tests.core.provider_fakes import event_stream_client, record_sdk_transforms
+from tests.core import provider_fakes
+from tests.core.provider_fakes import collect, event_stream_client, record_sdk_transforms
 from tests.core.test_provider_responses import ClosingProbe
 
 KEY = "sk-local-SECRET-abcdef0123456789"
@@ -57,18 +58,8 @@ async def provider(server: ModelServer) -> AsyncIterator[ChatCompletionsProvider
         await prov.close()
 
 
-def make_request(**overrides: object) -> ModelRequest:
-    fields: dict[str, object] = {
-        "model": "local-model",
-        "instructions": "be brief",
-        "input": [user_message("hello")],
-    }
-    fields.update(overrides)
-    return ModelRequest(**fields)  # type: ignore[arg-type]
-
-
-async def collect(prov: ChatCompletionsProvider, request: ModelRequest) -> list[StreamEvent]:
-    return [event async for event in prov.stream(request)]
+# The chat tests' requests name a local server's model.
+make_request = partial(provider_fakes.make_request, model="local-model")
 
 
 async def failure(

@@ -26,7 +26,12 @@ from app.core.providers.chat import ChatCompletionsProvider
 from app.core.providers.factory import make_provider
 from app.core.providers.responses import ResponsesProvider
 from app.demo import CompactReply, Fault, ModelServer, Reply, ToolCall
-from tests.core.provider_fakes import event_stream_client, record_sdk_transforms
+from tests.core.provider_fakes import (
+    collect,
+    event_stream_client,
+    make_request,
+    record_sdk_transforms,
+)
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
 TOOL = {
@@ -75,22 +80,6 @@ async def provider(server: ModelServer) -> AsyncIterator[ResponsesProvider]:
         yield prov
     finally:
         await prov.close()
-
-
-def make_request(**overrides: object) -> ModelRequest:
-    fields: dict[str, object] = {
-        "model": "test-model",
-        "instructions": "be brief",
-        "input": [user_message("hello")],
-    }
-    fields.update(overrides)
-    return ModelRequest(**fields)  # type: ignore[arg-type]
-
-
-async def collect(
-    prov: ResponsesProvider, request: ModelRequest, **kwargs: object
-) -> list[StreamEvent]:
-    return [event async for event in prov.stream(request, **kwargs)]  # type: ignore[arg-type]
 
 
 async def failure(prov: ResponsesProvider, request: ModelRequest | None = None) -> ProviderError:
