@@ -28,14 +28,20 @@ MODULES = (
 )
 
 
-def preload(modules: tuple[str, ...] = MODULES) -> None:
-    """Import ``modules`` and build the shared TLS context. A failure is logged and left for
-    the first request to meet (and report) again."""
+def import_modules(modules: tuple[str, ...]) -> None:
+    """Import each of ``modules``; one that fails is logged and skipped, left for the code
+    that needs it to meet (and report) again."""
     for name in modules:
         try:
             importlib.import_module(name)
         except Exception:
-            log.warning("Could not load %s ahead of the first request", name, exc_info=True)
+            log.warning("Could not load %s ahead of its first use", name, exc_info=True)
+
+
+def preload(modules: tuple[str, ...] = MODULES) -> None:
+    """Import ``modules`` and build the shared TLS context. A failure is logged and left for
+    the first request to meet (and report) again."""
+    import_modules(modules)
     try:
         from .providers.openai_client import shared_tls_context
 

@@ -11,7 +11,6 @@ starts once per process, and creates no Qt object.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from collections.abc import Callable
@@ -53,11 +52,9 @@ class Preloader:
         self.thread.start()
 
     def _load(self, style: str) -> None:
-        for name in self.modules:
-            try:
-                importlib.import_module(name)
-            except Exception:
-                log.warning("Could not load %s ahead of the first message", name, exc_info=True)
+        from app.core.preload import import_modules
+
+        import_modules(self.modules)
         try:
             from pygments.styles import get_style_by_name  # type: ignore[import-untyped]
 
