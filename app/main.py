@@ -12,7 +12,7 @@ from __future__ import annotations
 # question about every later import gets the cheap answer from here on, this module's own
 # imports included (about 0.3 ms each otherwise). A launch proper loads PySide6 later, and
 # installs it then (``_main``).
-from app.ui import import_hook
+from app.ui.runtime import import_hook
 
 import_hook.install()
 
@@ -37,7 +37,7 @@ DEMO_TOKENS_PER_SECOND = 60
 def configure_application(app: Any) -> None:
     """Names and icon the desktop uses for Coco (the Wayland app id is the desktop file)."""
     from app.appinfo import APP_ID, APP_NAME
-    from app.ui.icons import app_icon
+    from app.ui.style.icons import app_icon
 
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName(APP_NAME)
@@ -47,7 +47,7 @@ def configure_application(app: Any) -> None:
 
 
 def _session_exists(sessions_dir: Path, session_id: str) -> bool:
-    from app.core.rollout import rollout_path
+    from app.core.rollout.store import rollout_path
 
     try:
         return rollout_path(sessions_dir, session_id).exists()
@@ -116,7 +116,7 @@ async def _run(window: Any, requested_session: str | None) -> int:
 
 def _focus_window(window: Any, message: str) -> None:
     """A second launch asked for this window (and maybe a session)."""
-    from app.ui.single_instance import bring_to_front, parse_message
+    from app.ui.runtime.single_instance import bring_to_front, parse_message
 
     parsed = parse_message(message)
     if parsed is None:
@@ -188,16 +188,16 @@ def _main(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.ui import import_hook
+    from app.ui.runtime import import_hook
 
     import_hook.install()  # before the window's modules: each import asks PySide6 a question
 
-    from app.core.secrets import SecretStore
+    from app.core.system.secrets import SecretStore
     from app.paths import AppPaths
-    from app.ui.app_context import AppContext
-    from app.ui.main_window import MainWindow
-    from app.ui.qt_messages import route_qt_messages
-    from app.ui.single_instance import SingleInstance, focus_message, server_name
+    from app.ui.runtime.qt_messages import route_qt_messages
+    from app.ui.runtime.single_instance import SingleInstance, focus_message, server_name
+    from app.ui.window.app_context import AppContext
+    from app.ui.window.main_window import MainWindow
 
     paths = AppPaths.resolve(args.data_dir)
     route_qt_messages()  # before the QApplication: its platform plugin speaks first
@@ -264,7 +264,7 @@ def _main(args: argparse.Namespace) -> int:
         logging_started = True
         context.log_file = log_file
         from app.applog import install_excepthook
-        from app.ui.crash_dialog import show_crash_dialog
+        from app.ui.window.crash_dialog import show_crash_dialog
 
         uninstall_hook = install_excepthook(
             lambda message: show_crash_dialog(message, log_file, window), log_file
@@ -274,7 +274,7 @@ def _main(args: argparse.Namespace) -> int:
 
         import qasync  # type: ignore[import-untyped]
 
-        from app.ui.loop import install_asyncgen_hooks, release_loop_timers
+        from app.ui.runtime.loop import install_asyncgen_hooks, release_loop_timers
 
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from app.core.dirs import (
+from app.core.system.dirs import (
     default_cache_dir,
     default_config_dir,
     default_data_dir,

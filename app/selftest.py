@@ -147,7 +147,7 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
         run.expect(window.context.using_demo, "the demo model is not in use")
 
     with run.check("exact token counts from the shipped tokenizer (no cache, no network)"):
-        from app.core.tokens import TokenCounter, approx_tokens
+        from app.core.tokens.counter import TokenCounter, approx_tokens
 
         for model in ("gpt-4.1", "gpt-4"):  # o200k_base, cl100k_base
             counter = TokenCounter(model, paths.tokenizer_cache_dir, allow_download=False)
@@ -235,7 +235,7 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
                    "the reopened transcript lost its marker rows")
 
     with run.check("help dialogs"):
-        from app.ui.help_dialogs import AboutDialog, ShortcutsDialog
+        from app.ui.window.help_dialogs import AboutDialog, ShortcutsDialog
 
         shortcuts = ShortcutsDialog(window)
         rows = shortcuts.rows()
@@ -312,13 +312,13 @@ def _run_in_qt(run: _Run, paths: AppPaths, log_level: str | None, timeout: float
     from PySide6.QtWidgets import QApplication
 
     from app.applog import install_excepthook, setup_logging
-    from app.core.secrets import SecretStore
+    from app.core.system.secrets import SecretStore
     from app.demo import ModelServer
-    from app.ui.app_context import AppContext
-    from app.ui.icons import app_icon
-    from app.ui.loop import install_asyncgen_hooks, release_loop_timers
-    from app.ui.main_window import MainWindow
-    from app.ui.qt_messages import route_qt_messages
+    from app.ui.runtime.loop import install_asyncgen_hooks, release_loop_timers
+    from app.ui.runtime.qt_messages import route_qt_messages
+    from app.ui.style.icons import app_icon
+    from app.ui.window.app_context import AppContext
+    from app.ui.window.main_window import MainWindow
 
     log_file = setup_logging(paths.log_dir, log_level)
     route_qt_messages()

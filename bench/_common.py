@@ -62,7 +62,7 @@ def core_config(base_url: str, data_dir: Path, **overrides: Any) -> Any:
 
 def warm_counter() -> Any:
     """A ``TokenCounter`` for :data:`MODEL` whose encoding is loaded (exact counts)."""
-    from app.core.tokens import TokenCounter
+    from app.core.tokens.counter import TokenCounter
 
     folder = setup_env()
     counter = TokenCounter(MODEL, folder, allow_download=False)

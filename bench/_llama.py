@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ._common import REPO
+from bench._common import REPO
 
 FALLBACK_DIR = Path("/work/shared/tools/llama-server")
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ._common import TextMaker, core_config, temp_dir
+from bench._common import TextMaker, core_config, temp_dir
 
 Record = dict[str, Any]
 _TEMPLATES: dict[str, Record] | None = None
@@ -162,7 +162,7 @@ class RolloutSynth:
         t = self.t
         session_id = session_id or str(uuid.uuid4())
         path = sessions_dir / f"{session_id}.jsonl"
-        from app.core.rollout import new_record_id
+        from app.core.rollout.store import new_record_id
 
         sessions_dir.mkdir(parents=True, exist_ok=True)
         moment = start or datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

@@ -24,7 +24,7 @@ class ServerProcess:
         self.url = ""
 
     def __enter__(self) -> Self:
-        from ._common import REPO
+        from bench._common import REPO
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench._server_proc", *self.args],

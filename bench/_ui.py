@@ -1,6 +1,6 @@
 """Building and driving the real window for the UI benchmarks (offscreen Qt, qasync loop).
 
-The window is ``app.ui.main_window.MainWindow`` on an ``AppContext`` with settings for a custom
+The window is ``app.ui.window.main_window.MainWindow`` on an ``AppContext`` with settings for a custom
 provider (no key, no keyring, no demo server), built the way the launcher builds it.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._common import MODEL, setup_env
+from bench._common import MODEL, setup_env
 
 T = TypeVar("T")
 
@@ -24,7 +24,7 @@ def _import_pyside() -> None:
     milliseconds per lazy import that the app does not pay)."""
     import PySide6.QtCore  # noqa: F401  (the hook exists once PySide6 is imported)
 
-    from app.ui import import_hook
+    from app.ui.runtime import import_hook
 
     import_hook.install()
 
@@ -34,7 +34,7 @@ def main_window_class() -> Any:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
         _import_pyside()
-        from app.ui.main_window import MainWindow
+        from app.ui.window.main_window import MainWindow
     except ImportError:
         return None
     return MainWindow
@@ -110,7 +110,7 @@ def run_on_qt(make: Callable[[], Awaitable[T]]) -> T:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        from app.ui.loop import install_asyncgen_hooks
+        from app.ui.runtime.loop import install_asyncgen_hooks
 
         install_asyncgen_hooks(loop)
     except ImportError:
@@ -121,9 +121,9 @@ def run_on_qt(make: Callable[[], Awaitable[T]]) -> T:
 
 def make_context(root: Path, base_url: str, **settings: Any) -> Any:
     """An ``AppContext`` under ``root`` (config/ and data/) pointing at ``base_url``."""
-    from app.core.secrets import SecretStore
     from app.core.settings import AppSettings, SettingsStore
-    from app.ui.app_context import AppContext
+    from app.core.system.secrets import SecretStore
+    from app.ui.window.app_context import AppContext
 
     folder = setup_env()
     config_dir = root / "config"
@@ -248,7 +248,7 @@ def transcript_paint_targets(window: Any) -> list[Any]:
 def resume_to_first_paint(data_dir: Path, session_id: str) -> dict[str, Any]:
     """In a window already shown (an empty new session painted), open ``session_id`` as a
     click in the session list does; time until the window's first paint showing it."""
-    from ._common import current_rss_mb, peak_rss_mb
+    from bench._common import current_rss_mb, peak_rss_mb
 
     root = data_dir.parent
     context = make_context(root, "http://127.0.0.1:9/v1")

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import (
+from bench._common import (
     Spans,
     Target,
     TextMaker,
@@ -61,8 +61,8 @@ async def _measure(
     from app.demo.conversation import encode_compaction
 
     # The window's collector policy: what exists is frozen before a turn, so a full collection
-    # never walks a long history in the middle of one (app/ui/memory.py; no Qt in it).
-    from app.ui.memory import turn_starting
+    # never walks a long history in the middle of one (app/ui/runtime/memory.py; no Qt in it).
+    from app.ui.runtime.memory import turn_starting
 
     # Remote compaction is measured in the form Coco tries first (and Codex sends today): the
     # ``compaction_trigger`` item on /responses, answered with one ``compaction`` item.
@@ -184,13 +184,13 @@ async def _measure(
 
 def _spans(strategy: str) -> Spans:
     """Where Coco's own time goes during one compaction (for the report, not the figure)."""
-    from app.core.compaction import local as engine
-    from app.core.compaction import local_path, remote_path
-    from app.core.compaction import remote as remote_engine
-    from app.core.history import ContextHistory
-    from app.core.rollout import RolloutWriter
-    from app.core.session_record import SessionRecord
-    from app.core.transcript import Transcript
+    from app.core.compaction.paths import local as engine
+    from app.core.compaction.paths import local_path, remote_path
+    from app.core.compaction.paths import remote as remote_engine
+    from app.core.conversation.history import ContextHistory
+    from app.core.conversation.transcript import Transcript
+    from app.core.rollout.store import RolloutWriter
+    from app.core.sessions.record import SessionRecord
 
     request = (
         ("model request", remote_engine, "sample")
@@ -213,7 +213,7 @@ def _spans(strategy: str) -> Spans:
 
 
 def _make_history(data_dir: Path, tokens: int) -> Any:
-    from ._rollout import RolloutSynth
+    from bench._rollout import RolloutSynth
 
     counter = warm_counter()
     synth = RolloutSynth(TextMaker(seed=11, counter=counter), counter)

@@ -22,7 +22,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, main, result, run_worker, temp_dir, worker_reply
+from bench._common import Target, main, result, run_worker, temp_dir, worker_reply
 
 RECORD_MB = 50
 LIMIT_MS = 16.0
@@ -33,10 +33,9 @@ def write_session(data_dir: Path, chars: int) -> str:
     characters appended in the core's record shape; returns its id."""
     from app.core import CoreConfig, Session, ops
     from app.core.items import assistant_message
-    from app.core.rollout import RolloutWriter
+    from app.core.rollout.store import RolloutWriter
     from app.demo import ModelServer, Reply
-
-    from ._common import setup_env
+    from bench._common import setup_env
 
     folder = setup_env()
 
@@ -68,7 +67,7 @@ def write_session(data_dir: Path, chars: int) -> str:
 
 
 def _worker(data_dir: Path, session_id: str) -> dict[str, Any]:
-    from ._ui import (
+    from bench._ui import (
         PaintWatch,
         StallProbe,
         close_window,
@@ -90,7 +89,7 @@ def _worker(data_dir: Path, session_id: str) -> dict[str, Any]:
         # issue 22 the Python types PySide6 makes when a message view is first built: ~9 ms)
         # are not the huge record's doing.
         window.transcript.renderer.render("# warm-up\n\n```python\nx = 1\n```\n")
-        from app.ui.widgets import RichTextView
+        from app.ui.style.widgets import RichTextView
 
         RichTextView(window).deleteLater()
         await asyncio.sleep(0.2)

@@ -7,12 +7,12 @@ firings is the longest block), from the action until the window's first paint af
 - **reply**: a model reply that is one line of 1 MB without a space, streamed by the offline
   server (own process) in deltas of 256 characters, until the paint after ``turn_complete``;
 - **paste**: the same 128 KB of hex pasted into the composer (as Ctrl+V does), until the paint
-  (a paste this long is held as a chip, ``app/ui/paste_chips.py``, not laid out in the box);
+  (a paste this long is held as a chip, ``app/ui/composer/paste_chips.py``, not laid out in the box);
 - **user**: a user message of 128 KB of hex sent (``send_message``), until the paint after
   ``turn_complete`` (a short reply);
 - **reopen**: the session of the first step opened again, as a click in the session list does;
 - **first**: before those, the first message of the process ("hi", a short reply), sent once
-  the new window has settled (what it needs is loaded ahead then: ``app.ui.preload``). It is
+  the new window has settled (what it needs is loaded ahead then: ``app.ui.runtime.preload``). It is
   not about long lines, and not in the headline figure.
 
 Reference: the same window streaming a reply of ordinary prose (words and paragraphs) of the
@@ -38,7 +38,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, TextMaker, main, result, run_worker, temp_dir, worker_reply
+from bench._common import Target, TextMaker, main, result, run_worker, temp_dir, worker_reply
 
 LINE_CHARS = 1_000_000
 HEX_CHARS = 128_000
@@ -59,7 +59,7 @@ LIMIT_MS = 16.0  # issue 22's goal for every step (blocks over it are counted)
 # - first (the first message of the process, "hi", sent once the window has settled): 171-180
 #   ms while it imported the Markdown renderer, the SDK's request classes and the HTTP stack and
 #   built the first message view in the block that sent it; 13.0-14.6 ms with those made ahead,
-#   in a worker thread and at idle (``app.ui.preload``): the goal.
+#   in a worker thread and at idle (``app.ui.runtime.preload``): the goal.
 STEP_LIMITS_MS = {"reply": 16.0, "paste": 16.0, "user": 16.0, "reopen": 16.0, "first": 16.0}
 LONGEST: list[Any] = []  # [token counting, collection after open], set by the worker
 
@@ -79,7 +79,7 @@ def hex_text(chars: int, seed: int = 11) -> str:
 async def _timed(window: Any, action: Any, until: str | None) -> dict[str, Any]:
     """Run ``action()``; the longest main-thread block until the first paint after the event
     ``until`` (or after ``action`` returned, when None)."""
-    from ._ui import PaintWatch, StallProbe, transcript_paint_targets
+    from bench._ui import PaintWatch, StallProbe, transcript_paint_targets
 
     done = asyncio.Event()
 
@@ -171,9 +171,9 @@ def paste(window: Any, text: str) -> None:
 
 async def _preloaded() -> None:
     """Wait as a person reads a new window before typing: until what the first message of
-    the process needs has been loaded ahead (``app.ui.preload``), when this Coco does that."""
+    the process needs has been loaded ahead (``app.ui.runtime.preload``), when this Coco does that."""
     try:
-        from app.ui import preload
+        from app.ui.runtime import preload
     except ImportError:
         return
     for _ in range(500):  # it starts a second after the session is shown and painted
@@ -185,10 +185,9 @@ async def _preloaded() -> None:
 
 
 def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> dict[str, Any]:
-    from app.core import tokens
-    from app.ui import memory
-
-    from ._ui import close_window, make_context, make_window, run_on_qt
+    from app.core.tokens import counter as tokens
+    from app.ui.runtime import memory
+    from bench._ui import close_window, make_context, make_window, run_on_qt
 
     LONGEST[:] = [Longest(tokens.TokenCounter, "count"), Longest(memory, "session_shown")]
 
@@ -242,7 +241,7 @@ def _worker(reply_url: str, prose_url: str, short_url: str, hex_file: Path) -> d
 
 def run(scale: float = 1.0) -> dict[str, Any]:
     """Measure the longest main-thread block for long lines; see the module docstring."""
-    from ._server_proc import ServerProcess
+    from bench._server_proc import ServerProcess
 
     line_chars = max(2_000, int(LINE_CHARS * scale))
     hex_chars = max(1_000, int(HEX_CHARS * scale))

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, main, median_time, result, temp_dir
+from bench._common import Target, main, median_time, result, temp_dir
 
 QUERIES = [
     "limit", "count", "tokenizer budget", "the quick answer", "ORCHARD_SHARD_COUNT",
@@ -36,7 +36,7 @@ def _reference(path: Path) -> list[Any]:
 
 def _view(path: Path, items: int) -> list[dict[str, Any]]:
     """The last ``items`` items of the rollout, standing for the model's view."""
-    from app.core.rollout import read_rollout
+    from app.core.rollout.store import read_rollout
 
     records, _ = read_rollout(path)
     found = [r.payload["item"] for r in records if r.type == "response_item"]
@@ -47,11 +47,10 @@ def run(scale: float = 1.0) -> dict[str, Any]:
     """Measure the recall index; see the module docstring."""
     from app.core.items import assistant_message, user_message
     from app.core.recall import RecallTool
-    from app.core.rollout import RolloutWriter, read_rollout
-    from app.core.tokens import TokenCounter
-
-    from ._common import warm_counter
-    from .bench_resume import make_rollout
+    from app.core.rollout.store import RolloutWriter, read_rollout
+    from app.core.tokens.counter import TokenCounter
+    from bench._common import warm_counter
+    from bench.bench_resume import make_rollout
 
     repeat = 3 if scale >= 0.5 else 1
     with temp_dir() as root:

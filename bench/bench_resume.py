@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import (
+from bench._common import (
     Target,
     TextMaker,
     core_config,
@@ -46,7 +46,7 @@ ANSWER_TOKENS = 410  # with a tool call every 10th turn: ≈ 500 tokens a turn, 
 
 def make_rollout(data_dir: Path, scale: float) -> Any:
     """Write the big rollout into ``data_dir/sessions``; returns its ``RolloutStats``."""
-    from ._rollout import RolloutSynth
+    from bench._rollout import RolloutSynth
 
     counter = warm_counter()
     turns = max(12, int(FULL_TURNS * scale))
@@ -77,7 +77,7 @@ async def _resume_to_first_event(config: Any, session_id: str) -> tuple[float, A
 
 
 def _worker_time(data_dir: Path, session_id: str, repeat: int) -> dict[str, Any]:
-    from app.core.rollout import rollout_path
+    from app.core.rollout.store import rollout_path
 
     warm_counter()
     config = core_config("http://127.0.0.1:9/v1", data_dir)
@@ -121,7 +121,7 @@ def _worker_memory(data_dir: Path, session_id: str) -> dict[str, Any]:
 
 
 def _worker_paint(data_dir: Path, session_id: str) -> dict[str, Any]:
-    from ._ui import resume_to_first_paint
+    from bench._ui import resume_to_first_paint
 
     warm_counter()
     return resume_to_first_paint(data_dir, session_id)
@@ -130,7 +130,7 @@ def _worker_paint(data_dir: Path, session_id: str) -> dict[str, Any]:
 def ui_available() -> bool:
     """True when ``app.ui`` has a main window the benchmarks know how to build."""
     try:
-        from ._ui import main_window_class
+        from bench._ui import main_window_class
 
         return main_window_class() is not None
     except Exception:  # noqa: BLE001 - any import problem means "not yet"

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
-from ._llama import llama_server_dir, start_llama, stop_llama
+from bench._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
+from bench._llama import llama_server_dir, start_llama, stop_llama
 
 WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
 SMALL_WINDOWS = (4_096, 16_000)

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
+from bench._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
 
 WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
 MIXES = ("chat", "paste", "tools")

@@ -87,7 +87,7 @@ def _launch(kind: str, data_dir: str, pycache: str) -> dict[str, float]:
     """Spawn one child; the seconds from spawn to each mark it printed (SHOWN, READY)."""
     import subprocess
 
-    from ._common import REPO, setup_env
+    from bench._common import REPO, setup_env
 
     env = dict(os.environ)
     env["QT_QPA_PLATFORM"] = "offscreen"
@@ -129,11 +129,10 @@ def make_sessions(data_dir: os.PathLike[str] | str, count: int) -> str:
     from datetime import UTC, datetime, timedelta
     from pathlib import Path
 
-    from app.core.session_index import SessionIndex
+    from app.core.sessions.index import SessionIndex
     from app.core.settings import AppSettings, SettingsStore
-
-    from ._common import MODEL, TextMaker
-    from ._rollout import RolloutSynth
+    from bench._common import MODEL, TextMaker
+    from bench._rollout import RolloutSynth
 
     root = Path(data_dir)
     sessions = root / "sessions"
@@ -168,7 +167,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
     """Launch Coco and a bare window alternately; see the module docstring."""
     import statistics
 
-    from ._common import Target, result, temp_dir
+    from bench._common import Target, result, temp_dir
 
     count = max(5, int(500 * scale))
     repeat = 7 if scale >= 0.5 else 2  # launches vary by tens of ms: a median of seven
@@ -178,8 +177,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         make_sessions(full, count)
         empty.mkdir()  # an empty data dir: Coco with no sessions
         from app.core.settings import AppSettings, SettingsStore
-
-        from ._common import MODEL
+        from bench._common import MODEL
 
         SettingsStore(empty / "config").save(
             AppSettings(provider="custom", base_url="http://127.0.0.1:9/v1", model=MODEL)
@@ -230,6 +228,6 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], sys.argv[3])
     else:
-        from ._common import main as bench_main
+        from bench._common import main as bench_main
 
         bench_main(run)

@@ -26,7 +26,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ._common import (
+from bench._common import (
     MODEL,
     Target,
     TextMaker,
@@ -86,7 +86,7 @@ async def _bare_stream(url: str, typed: bool) -> tuple[float, int]:
 
 
 async def _window_stream(window: Any, reply: str) -> dict[str, Any]:
-    from ._ui import PaintWatch, StallProbe, transcript_paint_targets
+    from bench._ui import PaintWatch, StallProbe, transcript_paint_targets
 
     await window.open_session(None)
     await asyncio.sleep(0.05)
@@ -135,7 +135,7 @@ async def _window_stream(window: Any, reply: str) -> dict[str, Any]:
 
 
 def _worker(url: str, reply_file: Path, repeat: int) -> dict[str, Any]:
-    from ._ui import close_window, make_context, make_window, run_on_qt
+    from bench._ui import close_window, make_context, make_window, run_on_qt
 
     reply = reply_file.read_text(encoding="utf-8")
     warm_counter()
@@ -160,7 +160,7 @@ def _worker(url: str, reply_file: Path, repeat: int) -> dict[str, Any]:
         await close_window(window)
         return {"typed": typed, "raw": raw, "ui": ui, "chars": chars}
 
-    from . import _ui
+    from bench import _ui
 
     out = run_on_qt(scenario)
     out["emit_bug_mitigated"] = _ui.EMIT_BUG_MITIGATED
@@ -169,7 +169,7 @@ def _worker(url: str, reply_file: Path, repeat: int) -> dict[str, Any]:
 
 def run(scale: float = 1.0) -> dict[str, Any]:
     """Measure streaming into the window against the bare client; see the module docstring."""
-    from ._server_proc import ServerProcess
+    from bench._server_proc import ServerProcess
 
     repeat = 3 if scale >= 0.5 else 1
     tokens = max(500, int(FULL_TOKENS * scale))

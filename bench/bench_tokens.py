@@ -14,7 +14,7 @@ import statistics
 import time
 from typing import Any
 
-from ._common import Target, TextMaker, main, median_time, result, warm_counter
+from bench._common import Target, TextMaker, main, median_time, result, warm_counter
 
 FULL_TOKENS = 1_000_000
 ITEM_TOKENS = 500
@@ -41,7 +41,7 @@ def _build_items(text: TextMaker, tokens: int) -> list[dict[str, Any]]:
 
 def run(scale: float = 1.0) -> dict[str, Any]:
     """Measure incremental append+usage against a full recount; see the module docstring."""
-    from app.core.history import ContextHistory
+    from app.core.conversation.history import ContextHistory
 
     counter = warm_counter()
     text = TextMaker(seed=7, counter=counter)

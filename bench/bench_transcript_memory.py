@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import (
+from bench._common import (
     Target,
     TextMaker,
     core_config,
@@ -39,7 +39,7 @@ FULL_MESSAGES = 10_000
 
 def make_session(data_dir: Path, scale: float) -> Any:
     """A rollout of ``10 000 × scale`` messages (user questions and Markdown answers)."""
-    from ._rollout import RolloutSynth
+    from bench._rollout import RolloutSynth
 
     counter = warm_counter()
     turns = max(10, int(FULL_MESSAGES * scale) // 2)
@@ -76,7 +76,7 @@ def _settled_rss() -> float:
 
 
 def _worker_window(data_dir: Path, session_id: str) -> dict[str, Any]:
-    from . import _ui
+    from bench import _ui
 
     warm_counter()
     context = _ui.make_context(data_dir.parent, "http://127.0.0.1:9/v1")
@@ -92,7 +92,7 @@ def _worker_window(data_dir: Path, session_id: str) -> dict[str, Any]:
         # Python types PySide6 makes when a message view is first built (0.4 MB of Python
         # objects alone; paid at start-up before, so outside this figure).
         window.transcript.renderer.render("# warm-up\n\n```python\nx = 1\n```\n")
-        from app.ui.widgets import RichTextView
+        from app.ui.style.widgets import RichTextView
 
         RichTextView(window).deleteLater()
         await asyncio.sleep(0.1)

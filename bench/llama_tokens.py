@@ -5,7 +5,7 @@ with and without the workspace tool definitions, it builds a request as the sess
 (instructions + items in a ``ContextHistory`` counted by a loaded ``TokenCounter``, plus the tool
 definitions), sends it to the shared llama-server on the Chat Completions wire (one output token)
 and reads ``usage.prompt_tokens``. The calibration learns from the first request of each
-language (:mod:`app.core.calibration`) and is then compared on the others.
+language (:mod:`app.core.tokens.calibration`) and is then compared on the others.
 
     .venv/bin/python -m bench.llama_tokens [--url http://127.0.0.1:PORT/v1]
 
@@ -23,15 +23,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from app.core.calibration import Calibration, request_estimate
-from app.core.history import ContextHistory
+from app.core.conversation.history import ContextHistory
 from app.core.items import user_message
 from app.core.providers.base import Completed, ModelRequest
 from app.core.providers.chat import ChatCompletionsProvider
-from app.core.tokens import TokenCounter
-from app.core.tools import WorkspaceTools
-
-from ._common import REPO, setup_env
+from app.core.tokens.calibration import Calibration, request_estimate
+from app.core.tokens.counter import TokenCounter
+from app.core.tools.workspace import WorkspaceTools
+from bench._common import REPO, setup_env
 
 INSTRUCTIONS = "You are Coco, a helpful assistant."
 ENGLISH = [

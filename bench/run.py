@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._common import REPO, format_amount, setup_env
+from bench._common import REPO, format_amount, setup_env
 
 BENCHMARKS: dict[str, str] = {
     "streaming": "bench.bench_streaming",

@@ -98,7 +98,7 @@ echo "==> Figures"
 echo "    build time: ${elapsed} s (PyInstaller, desktop files, library check, archive)"
 echo "    bundle:     $BUNDLE: $(mb "$BUNDLE") MB (Qt $(mb "$BUNDLE/_internal/PySide6") MB, of which" \
      "ICU data $(( $(stat -c %s "$BUNDLE"/_internal/PySide6/Qt/lib/libicudata.so.* | head -n 1) / 1048576 )) MB;" \
-     "tokenizer files $(mb "$BUNDLE/_internal/app/core/data/tiktoken") MB)"
+     "tokenizer files $(mb "$BUNDLE/_internal/app/core/tokens/data/tiktoken") MB)"
 echo "    archive:    $TARBALL: $(mb "$TARBALL") MB"
 echo "$target_needs" | grep "target system needs" || true
 if [ "$CHECK" = 1 ]; then

@@ -66,7 +66,7 @@ from pathlib import Path
 
 wheel = next(Path(sys.argv[1]).glob("*.whl"))
 names = set(zipfile.ZipFile(wheel).namelist())
-wanted = {f"app/core/data/tiktoken/{n}.tiktoken" for n in ("o200k_base", "cl100k_base")}
+wanted = {f"app/core/tokens/data/tiktoken/{n}.tiktoken" for n in ("o200k_base", "cl100k_base")}
 if not wanted <= names:
     sys.exit(f"FAIL  {wheel.name} lacks {sorted(wanted - names)}")
 print(f"    {wheel.name} holds {', '.join(sorted(wanted))}")

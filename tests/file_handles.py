@@ -44,7 +44,7 @@ def windows_like_replace(real: Callable[..., None]) -> Callable[..., None]:
 def count_writers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """From now on, for every record appended to a rollout: how many handles this process had
     open on that file (1 while its one writer holds it)."""
-    from app.core.rollout import RolloutWriter
+    from app.core.rollout.store import RolloutWriter
 
     seen: list[int] = []
     real = RolloutWriter.append

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from . import events, ops
     from .config import CoreConfig
     from .connection import ConnectionReport, ServerInfo, check_connection, detect_server
-    from .rollout import OpenProgress
-    from .session import Session
-    from .sessions import SessionActionError, SessionInfo, SessionLibrary
+    from .rollout.open_progress import OpenProgress
+    from .session.coordinator import Session
+    from .sessions.library import SessionActionError, SessionInfo, SessionLibrary
 
 __all__ = [
     "ConnectionReport",
@@ -34,8 +34,8 @@ __all__ = [
 
 _LAZY = {
     "CoreConfig": ".config",
-    "Session": ".session",
-    "OpenProgress": ".rollout",  # how far opening a session has got (``Session.open``)
+    "Session": ".session.coordinator",
+    "OpenProgress": ".rollout.open_progress",  # how far opening a session has got (``Session.open``)
     "events": None,
     "ops": None,
     # The services a front end uses beside the open session.
@@ -43,9 +43,9 @@ _LAZY = {
     "ServerInfo": ".connection",
     "check_connection": ".connection",
     "detect_server": ".connection",
-    "SessionActionError": ".sessions",
-    "SessionInfo": ".sessions",
-    "SessionLibrary": ".sessions",
+    "SessionActionError": ".sessions.library",
+    "SessionInfo": ".sessions.library",
+    "SessionLibrary": ".sessions.library",
 }
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from .dirs import (  # noqa: F401 - re-exported: the folders are part of the config's API
+from .system.dirs import (  # noqa: F401 - re-exported: the folders are part of the config's API
     APP_NAME,
     default_cache_dir,
     default_config_dir,

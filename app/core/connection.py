@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .config import CoreConfig
 from .providers.base import ProviderError
 from .providers.probe import PROBE_TIMEOUT, ServerInfo, ServerKind, probe_server
-from .secrets import redact_url
+from .system.secrets import redact_url
 
 __all__ = ["ConnectionReport", "ServerInfo", "check_connection", "detect_server"]
 

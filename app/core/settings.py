@@ -1,6 +1,6 @@
 """App settings: what the settings panel edits, stored as JSON, and the CoreConfig built from them.
 
-The API key is not a setting: it lives in :mod:`app.core.secrets`. Provider presets fill in
+The API key is not a setting: it lives in :mod:`app.core.system.secrets`. Provider presets fill in
 the base URL, model and wire protocol the user left empty.
 """
 

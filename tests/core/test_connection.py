@@ -12,9 +12,8 @@ from app.core import CoreConfig
 from app.core.connection import ServerInfo, check_connection, detect_server
 from app.core.settings import default_compact_prompt
 from app.demo import ModelServer
+from tests.conftest import TEST_KEY
 from tests.local_server import LLAMA_PROPS, LocalServer
-
-from ..conftest import TEST_KEY
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 

@@ -17,7 +17,6 @@ from keyring.backends import fail
 from pydantic import ValidationError
 
 from app.core.config import CoreConfig
-from app.core.secrets import SecretStore, SecretStoreError, redact_url
 from app.core.settings import (
     AppSettings,
     SettingsStore,
@@ -26,6 +25,7 @@ from app.core.settings import (
     preset_base_url,
     preset_wire_api,
 )
+from app.core.system.secrets import SecretStore, SecretStoreError, redact_url
 
 KEY = "sk-test-SECRET-0123456789"
 DATA = Path("/tmp/coco-data")

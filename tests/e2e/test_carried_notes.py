@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from app.core import Session, ops
-from app.core.compaction.carryover import NOTES_LABEL
+from app.core.compaction.notes.carryover import NOTES_LABEL
 from app.demo import CompactReply, ModelServer, Reply, ToolCall
 from tests.conftest import input_texts, of_type, run
 

@@ -8,7 +8,7 @@ import json
 from app.core import Session, ops
 from app.core.compaction.budget import compaction_budget
 from app.core.compaction.prompts import summary_prefix
-from app.core.tokens import TokenCounter
+from app.core.tokens.counter import TokenCounter
 from app.demo import CompactReply, Fault, Reply, ToolCall
 from tests.conftest import collect, input_texts, needs_tiktoken, of_type, run, types
 

@@ -361,7 +361,7 @@ async def test_context_overflow_is_its_own_error_kind(server, make_config):
 
 def test_importing_core_loads_no_qt():
     code = (
-        "import sys, app.core, app.core.session, app.core.providers.factory;"
+        "import sys, app.core, app.core.session.coordinator, app.core.providers.factory;"
         "bad=[m for m in sys.modules if m.startswith(('PySide6','qasync','shiboken'))];"
         "print(bad); sys.exit(1 if bad else 0)"
     )

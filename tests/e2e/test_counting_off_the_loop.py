@@ -10,7 +10,7 @@ import pytest
 import tiktoken
 
 from app.core import Session, ops
-from app.core import tiktoken_counts as tokens
+from app.core.tokens import tiktoken_counts as tokens
 from app.demo import Reply
 from tests.conftest import needs_tiktoken, run
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from app.core import Session, tokens
+from app.core import Session
 from app.core.items import assistant_message
-from app.core.rollout import RolloutWriter
+from app.core.rollout.store import RolloutWriter
+from app.core.tokens import counter as tokens
 from app.demo import Reply
 from tests.conftest import collect, needs_tiktoken, run
 

@@ -6,7 +6,7 @@ user's message a second time; the rollout and a reopened session show it once, t
 from __future__ import annotations
 
 from app.core import Session, ops
-from app.core.rollout import read_rollout
+from app.core.rollout.store import read_rollout
 from app.demo import Fault, Reply
 from tests.conftest import input_texts, of_type, run, types
 

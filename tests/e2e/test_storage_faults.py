@@ -9,7 +9,7 @@ import json
 import pytest
 
 from app.core import Session, ops
-from app.core.rollout import RolloutWriter
+from app.core.rollout.store import RolloutWriter
 from app.demo import Reply, ToolCall
 from tests.conftest import input_texts, of_type, run
 
@@ -28,7 +28,7 @@ class DiskFull:
                 raise OSError(errno.ENOSPC, "No space left on device")
             return real_write(fd, data)
 
-        monkeypatch.setattr("app.core.rollout.os.write", write)
+        monkeypatch.setattr("app.core.rollout.store.os.write", write)
 
 
 async def test_a_full_disk_ends_the_turn_in_words_and_gives_the_message_back(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.core import Session, ops, sampling
+from app.core import Session, ops
+from app.core.providers import sampling
 from app.core.providers.sse import StreamActivity, json_events
 from app.demo import Fault, Reply
 from tests.conftest import TEST_KEY, collect, of_type, run

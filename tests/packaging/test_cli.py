@@ -66,7 +66,7 @@ def restore_logging() -> Any:
 def test_second_launch_on_the_same_profile_focuses_the_first_and_exits_0(
     qtbot: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_logging: None
 ) -> None:
-    from app.ui.single_instance import SingleInstance, server_name
+    from app.ui.runtime.single_instance import SingleInstance, server_name
 
     running = SingleInstance(server_name(tmp_path.resolve()))
     assert running.claim()

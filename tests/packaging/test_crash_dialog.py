@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.applog import crash_message
-from app.ui.crash_dialog import CrashReporter, crash_dialog
+from app.ui.window.crash_dialog import CrashReporter, crash_dialog
 
 
 def test_dialog_text_and_log_button(qtbot: Any, tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_reporter_opens_one_dialog_at_a_time(qtbot: Any, tmp_path: Path) -> None
 
 
 def test_show_crash_dialog_returns_at_once_and_does_not_stack(qtbot: Any, tmp_path: Path) -> None:
-    from app.ui import crash_dialog as module
+    from app.ui.window import crash_dialog as module
 
     window = QWidget()
     qtbot.addWidget(window)

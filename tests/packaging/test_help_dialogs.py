@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from app import __version__
 from app.paths import AppPaths
-from app.ui.help_dialogs import (
+from app.ui.window.help_dialogs import (
     COMPOSER_GROUP,
     AboutDialog,
     ShortcutsDialog,

@@ -11,18 +11,18 @@ import types
 
 import PySide6.QtCore  # noqa: F401 - PySide6's import hook must exist
 
-import app.ui.status
-from app.ui import import_hook
+import app.ui.window.status
+from app.ui.runtime import import_hook
 
 
 def test_the_byte_search_answers_as_pyside6s_own_test() -> None:
     def pysides_test(module: types.ModuleType) -> bool:  # what PySide6 does, by the book
         return "PySide6" in inspect.getsource(module)
 
-    for module in (app.ui.status, json, import_hook, inspect):
+    for module in (app.ui.window.status, json, import_hook, inspect):
         answer = import_hook.source_mentions_pyside(module, pysides_test)
         assert answer is pysides_test(module)
-    assert import_hook.source_mentions_pyside(app.ui.status, pysides_test) is True
+    assert import_hook.source_mentions_pyside(app.ui.window.status, pysides_test) is True
     assert import_hook.source_mentions_pyside(json, pysides_test) is False
 
 

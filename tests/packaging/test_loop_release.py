@@ -9,7 +9,7 @@ from typing import Any
 import qasync
 import shiboken6
 
-from app.ui.loop import release_loop_timers
+from app.ui.runtime.loop import release_loop_timers
 
 
 def test_release_deletes_the_timer_object_with_pending_timers(qapp: Any) -> None:

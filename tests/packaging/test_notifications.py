@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtWidgets import QSystemTrayIcon, QWidget
 
 from app.core import protocol as p
-from app.ui.notifications import LONG_REPLY_SECONDS, Notifications, TraySink
+from app.ui.window.notifications import LONG_REPLY_SECONDS, Notifications, TraySink
 
 
 class RecordingSink:

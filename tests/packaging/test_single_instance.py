@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QDir
 
-from app.ui.single_instance import (
+from app.ui.runtime.single_instance import (
     SingleInstance,
     focus_message,
     parse_message,
@@ -87,7 +87,7 @@ def test_the_lock_alone_keeps_a_second_instance_out(name: str) -> None:
         assert first.lock_path.exists()
         assert not SingleInstance(name).is_primary
         # While the first holds the profile nobody else can take it, listening or not.
-        from app.core.file_lock import FileLock
+        from app.core.system.file_lock import FileLock
 
         assert FileLock.try_acquire(first.lock_path) is None
     finally:
@@ -99,7 +99,7 @@ _FIRST_PAINT_IMPORTS = """
 import sys
 from PySide6.QtCore import QCoreApplication
 app = QCoreApplication([])
-from app.ui.single_instance import SingleInstance
+from app.ui.runtime.single_instance import SingleInstance
 instance = SingleInstance(sys.argv[1])
 assert instance.claim(listen=False)
 print("PySide6.QtNetwork" in sys.modules)
@@ -161,7 +161,7 @@ def test_the_name_is_the_one_every_coco_version_uses(tmp_path: Path) -> None:
     for data in (b"", b"x" * 1000, "é\0/ä".encode()):
         assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
     probe = (
-        "import sys; from pathlib import Path; from app.ui.single_instance import server_name; "
+        "import sys; from pathlib import Path; from app.ui.runtime.single_instance import server_name; "
         "print(server_name(Path(sys.argv[1]), user='alice')); server_name(Path(sys.argv[1])); "
         "print('hashlib' in sys.modules, '_hashlib' in sys.modules, 'getpass' in sys.modules)"
     )
@@ -183,7 +183,7 @@ def test_the_user_part_of_the_name_is_getpass_s(
     # Found without importing getpass, but the same user: the same name as every version.
     import getpass
 
-    from app.ui.single_instance import _user_name
+    from app.ui.runtime.single_instance import _user_name
 
     for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
         monkeypatch.delenv(name, raising=False)
@@ -201,7 +201,7 @@ def test_unknown_messages_are_ignored() -> None:
 def test_bring_to_front_restores_a_minimised_window(qtbot: Any) -> None:
     from PySide6.QtWidgets import QWidget
 
-    from app.ui.single_instance import bring_to_front
+    from app.ui.runtime.single_instance import bring_to_front
 
     window = QWidget()
     qtbot.addWidget(window)

@@ -11,8 +11,8 @@ from PySide6.QtGui import QKeySequence
 from app import __version__
 from app.demo import Reply
 from app.main import _focus_window
-from app.ui.help_dialogs import COMPOSER_GROUP, COMPOSER_KEYS, AboutDialog, ShortcutsDialog
-from app.ui.notifications import Notifications
+from app.ui.window.help_dialogs import COMPOSER_GROUP, COMPOSER_KEYS, AboutDialog, ShortcutsDialog
+from app.ui.window.notifications import Notifications
 from tests.ui.helpers import type_and_send, wait_idle
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from app.core.providers.probe import probe_server, tools_warning
 from app.core.settings import AppSettings
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.settings.dialog import SettingsDialog
 from tests.real.conftest import MODEL, LlamaServer
 from tests.ui.conftest import qloop, run  # noqa: F401 - qloop is a fixture used here
 

@@ -13,7 +13,7 @@ from app.core import CoreConfig, Session, ops
 from app.core.items import user_message
 from app.core.providers.base import ModelRequest, ProviderError
 from app.core.providers.chat import ChatCompletionsProvider
-from app.core.tokens import TokenCounter
+from app.core.tokens.counter import TokenCounter
 from tests.conftest import collect, of_type, run, types
 from tests.real.conftest import MODEL, LlamaServer
 

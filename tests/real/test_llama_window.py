@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication
 
 from tests.real.conftest import MODEL, LlamaServer
 from tests.ui.conftest import close_window, qloop, run  # noqa: F401  (qloop: a fixture)
-from tests.ui.test_resume_replay import snapshot
+from tests.ui.transcript.test_resume_replay import snapshot
 
 pytestmark = pytest.mark.real
 
@@ -26,10 +26,10 @@ TURN_MS = 300_000  # a 2-core machine shared with other work; this bounds a hang
 
 
 def open_window(qtbot: Any, root: Path, server: LlamaServer, session_id: str | None = None) -> Any:
-    from app.core.secrets import SecretStore
     from app.core.settings import AppSettings, SettingsStore
-    from app.ui.app_context import AppContext
-    from app.ui.main_window import MainWindow
+    from app.core.system.secrets import SecretStore
+    from app.ui.window.app_context import AppContext
+    from app.ui.window.main_window import MainWindow
 
     config_dir = root / "config"
     SettingsStore(config_dir).save(

@@ -24,7 +24,7 @@ import shiboken6
 from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.ui.loop import install_asyncgen_hooks, release_loop_timers
+from app.ui.runtime.loop import install_asyncgen_hooks, release_loop_timers
 
 T = TypeVar("T")
 SCRIPTED_MODEL = "scripted-model"
@@ -105,8 +105,8 @@ def build_context(
     demo_url: str | None = None,
 ) -> Any:
     """An AppContext in ``base`` whose settings point at the scripted server."""
-    from app.core.secrets import SecretStore
-    from app.ui.app_context import AppContext
+    from app.core.system.secrets import SecretStore
+    from app.ui.window.app_context import AppContext
 
     config_dir = base / "config"
     data_dir = base / "data"
@@ -132,7 +132,7 @@ def build_context(
 @pytest.fixture
 def make_window(qtbot: Any, qloop: Any, tmp_path: Path, server: Any) -> Iterator[Callable[..., Any]]:
     """Build a real MainWindow on the scripted server, with its session open."""
-    from app.ui.main_window import MainWindow
+    from app.ui.window.main_window import MainWindow
 
     windows: list[Any] = []
 

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from app.core.items import assistant_message, is_message, message_text
-from app.core.rollout import RolloutWriter
+from app.core.rollout.store import RolloutWriter
 from app.demo import Reply
 
 

@@ -10,8 +10,8 @@ import pytest
 
 # Each group's modules, in the order the imports run: a module may import the ones after it.
 LAYERED = [
-    "app.ui.row_widgets", "app.ui.row_models", "app.ui.markdown_document", "app.ui.markdown",
-    "app.ui.widgets", "app.ui.long_text", "app.ui.markdown_blocks",
+    "app.ui.transcript.row_widgets", "app.ui.transcript.row_models", "app.ui.richtext.markdown_document", "app.ui.richtext.markdown",
+    "app.ui.style.widgets", "app.ui.text.long_text", "app.ui.text.markdown_blocks",
 ]
 RECALL = [
     "app.core.recall", "app.core.recall.tool", "app.core.recall.index", "app.core.recall.records",
@@ -40,9 +40,9 @@ def test_the_ui_text_and_row_modules_import_one_way(graph: grimp.ImportGraph) ->
 
 
 def test_the_row_models_know_no_widget(graph: grimp.ImportGraph) -> None:
-    imported = graph.find_modules_directly_imported_by("app.ui.row_models")
-    assert not {"app.ui.row_widgets", "app.ui.compaction_marker"} & imported
-    assert graph.chain_exists(importer="app.ui.row_widgets", imported="app.ui.row_models")
+    imported = graph.find_modules_directly_imported_by("app.ui.transcript.row_models")
+    assert not {"app.ui.transcript.row_widgets", "app.ui.transcript.compaction_marker"} & imported
+    assert graph.chain_exists(importer="app.ui.transcript.row_widgets", imported="app.ui.transcript.row_models")
 
 
 def test_the_recall_modules_import_one_way(graph: grimp.ImportGraph) -> None:

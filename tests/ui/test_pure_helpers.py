@@ -7,16 +7,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core import protocol as p
-from app.ui.commands import Command, CommandProblem, completions, parse_command, unescape_message
-from app.ui.export import transcript_to_json, transcript_to_markdown
-from app.ui.format import (
+from app.ui.controller.commands import (
+    Command,
+    CommandProblem,
+    completions,
+    parse_command,
+    unescape_message,
+)
+from app.ui.controller.format import (
     compacted_text,
     format_tokens,
     gauge_level,
     gauge_text,
     progress_text,
 )
-from app.ui.state import ActivityState
+from app.ui.controller.state import ActivityState
+from app.ui.sessions.export import transcript_to_json, transcript_to_markdown
 
 # ------------------------------------------------------------------------------- format
 
@@ -108,7 +114,9 @@ ENTRIES: list[dict[str, Any]] = [
 
 
 def test_markdown_export_covers_messages_tools_and_markers() -> None:
-    from app.core.replay import replay_events  # what Session.replay_events() gives the window
+    from app.core.session.replay import (
+        replay_events,  # what Session.replay_events() gives the window
+    )
 
     undone = {**ENTRIES[5], "item_id": "cmp2", "strategy": "local", "summary": "old", "focus": None,
               "undone": True}
@@ -161,8 +169,8 @@ def test_activity_state_tracks_streaming_and_compaction() -> None:
 
 
 def test_markdown_renderer_escapes_html_and_never_embeds_images() -> None:
-    from app.ui.markdown import MarkdownRenderer
-    from app.ui.theme import Colors
+    from app.ui.richtext.markdown import MarkdownRenderer
+    from app.ui.style.theme import Colors
 
     c = Colors(*(["#000000"] * 13), dark=False)
     rendered = MarkdownRenderer(c, "default").render(
@@ -179,7 +187,7 @@ def test_markdown_renderer_escapes_html_and_never_embeds_images() -> None:
 def test_only_http_links_are_opened() -> None:
     from PySide6.QtCore import QUrl
 
-    from app.ui.widgets import is_safe_link
+    from app.ui.style.widgets import is_safe_link
 
     assert is_safe_link(QUrl("https://example.com/a"))
     assert is_safe_link(QUrl("http://example.com"))
@@ -189,7 +197,7 @@ def test_only_http_links_are_opened() -> None:
 
 
 def test_the_model_line_names_the_demo_only_when_it_runs() -> None:
-    from app.ui.format import model_text
+    from app.ui.controller.format import model_text
 
     assert model_text("coco-demo", "http://127.0.0.1:5000/v1", demo=True) == (
         "coco-demo · offline demo model"
@@ -206,7 +214,7 @@ def test_the_model_line_names_the_demo_only_when_it_runs() -> None:
 def test_the_colours_follow_every_change_of_the_application_palette(qapp: Any) -> None:
     from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-    from app.ui.theme import colors
+    from app.ui.style.theme import colors
 
     before = QGuiApplication.palette()
     try:

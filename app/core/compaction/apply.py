@@ -10,12 +10,12 @@ from typing import Any, Literal, Protocol
 
 from .. import protocol as p
 from ..config import CoreConfig
-from ..history import ContextHistory, HistorySnapshot
+from ..conversation.history import ContextHistory, HistorySnapshot
+from ..conversation.transcript import Transcript
 from ..items import Item
-from ..transcript import Transcript
 from .budget import CompactionBudget
-from .carryover import CarriedOver
-from .path import PathResult
+from .notes.carryover import CarriedOver
+from .paths.path import PathResult
 from .pins import Carried, Pins, carry
 from .prompts import summary_text
 from .rebuild import real_user_messages

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from .. import protocol as p
 from ..items import Item
 from ..providers.base import ProviderError
-from ..tokens import TokenCounter
+from ..tokens.counter import TokenCounter
 from .budget import CompactionBudget
 from .failure import server_unreachable
-from .local import ItemCounts
-from .local_path import run_local
-from .path import PathResult, PathRun
-from .prune import prune_tool_outputs
-from .remote_path import run_remote
+from .paths.local import ItemCounts
+from .paths.local_path import run_local
+from .paths.path import PathResult, PathRun
+from .paths.prune import prune_tool_outputs
+from .paths.remote_path import run_remote
 
 
 async def run_path(

@@ -13,7 +13,7 @@ compaction are kept, beside the running one's, and tokenising is left to the tex
 from __future__ import annotations
 
 from ..items import Item
-from ..tokens import BIG_TEXT_CHARS, TokenCounter, item_tokens
+from ..tokens.counter import BIG_TEXT_CHARS, TokenCounter, item_tokens
 
 
 class CountMemo:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .. import protocol as p
+from ..conversation.transcript import ENDED_KIND
 from ..providers.base import ProviderError
-from ..sampling import RetryNotice
-from ..transcript import ENDED_KIND
+from ..providers.sampling import RetryNotice
 
 Ended = Literal["failed", "stopped"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..items import Item, item_text_for_count, item_type, message_text
-from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens, truncate_middle
+from ..tokens.counter import ITEM_OVERHEAD_TOKENS, approx_tokens, truncate_middle
 from .prompts import is_summary_message, summary_prefix
 
 # Shortening an item below this many tokens leaves nothing worth reading: drop it instead.

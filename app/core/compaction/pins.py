@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import protocol as p
-from ..history import ContextHistory
+from ..conversation.history import ContextHistory
+from ..conversation.transcript import Transcript
 from ..items import (
     Item,
     is_compaction_item,
@@ -29,7 +30,6 @@ from ..items import (
     item_type,
     message_text,
 )
-from ..transcript import Transcript
 from .budget import CompactionBudget
 from .prompts import is_summary_message
 

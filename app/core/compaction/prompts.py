@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..items import Item, is_message, message_text
-from ..resources import read_text
+from ..system.resources import read_text
 
 SUMMARY_STYLES = ("handoff", "checkpoint")
 

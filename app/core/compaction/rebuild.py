@@ -13,12 +13,12 @@ from ..items import (
     message_text,
     user_message,
 )
-from ..tokens import ITEM_OVERHEAD_TOKENS, approx_tokens
+from ..tokens.counter import ITEM_OVERHEAD_TOKENS, approx_tokens
 from .budget import KEPT_FLOOR, KEPT_USER_MESSAGE_CEILING
-from .carryover import candidate_limit, carry_over
 from .fit import MIN_SHORTENED_TOKENS, truncate_text
-from .notes_block import CarriedOver, is_notes_message, is_notes_text
-from .notes_material import NotesMaterial, read_notes_material
+from .notes.block import CarriedOver, is_notes_message, is_notes_text
+from .notes.carryover import candidate_limit, carry_over
+from .notes.material import NotesMaterial, read_notes_material
 from .prompts import summary_prefix, summary_text
 
 # Codex's budget for user messages carried over verbatim (the ceiling on large windows).

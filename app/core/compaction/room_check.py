@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .path import PathResult
+from .paths.path import PathResult
 
 LOCAL_COMPACTION_WARNING = (
     "Heads up: long conversations and repeated compactions make the model less accurate. "

@@ -15,25 +15,25 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .. import protocol as p
-from ..capabilities import RemoteCapabilities
 from ..config import CoreConfig
-from ..history import ContextHistory
+from ..conversation.history import ContextHistory
+from ..conversation.transcript import Transcript
 from ..items import Item, new_id
 from ..providers.base import ModelProvider, ModelRequest, ProviderError
-from ..sampling import RetryNotice
-from ..tokens import TokenCounter
-from ..transcript import Transcript
+from ..providers.capabilities import RemoteCapabilities
+from ..providers.sampling import RetryNotice
+from ..tokens.counter import TokenCounter
 from .apply import Applier, Start
 from .budget import CompactionBudget, compaction_budget
 from .choose import run_path
 from .counting import CountMemo
 from .failure import Ended, ended_record, failure_text
-from .local import ContextTooLarge, ItemCounts
-from .notes_material import NotesReader
-from .path import PathResult, PathRun, notes_items
+from .notes.material import NotesReader
+from .paths.local import ContextTooLarge, ItemCounts
+from .paths.path import PathResult, PathRun, notes_items
+from .paths.remote_path import remote_forms
 from .pins import Pins, carry
 from .policy import auto_compact_limit, context_window
-from .remote_path import remote_forms
 from .summary_edit import SummaryEdits
 from .undo import UndoState
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol as p
-from ..history import ContextHistory
+from ..conversation.history import ContextHistory
+from ..conversation.transcript import Transcript
 from ..items import message_text, user_message
-from ..transcript import Transcript
 from .budget import CompactionBudget
 from .prompts import is_summary_message, summary_prefix, summary_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..history import HistorySnapshot
+from ..conversation.history import HistorySnapshot
 from ..items import Item
 
 NOTHING_YET = "Nothing to undo: no compaction has happened in this conversation."

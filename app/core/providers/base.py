@@ -31,7 +31,7 @@ class RetryWait:
     """What a retry notice needs to show: how long before the next attempt, and why.
 
     ``requested`` is the server's own Retry-After when it sent one (it may exceed ``seconds``,
-    which is capped at ``app.core.sampling.MAX_SERVER_WAIT``)."""
+    which is capped at ``app.core.providers.sampling.MAX_SERVER_WAIT``)."""
 
     seconds: float
     reason: str

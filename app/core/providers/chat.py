@@ -19,8 +19,8 @@ from typing import Any
 
 from openai import omit
 
-from ..calibration import Calibration, CalibrationStore, tools_text
 from ..items import Item, new_id
+from ..tokens.calibration import Calibration, CalibrationStore, tools_text
 from .base import (
     CompactResult,
     Completed,

@@ -19,7 +19,7 @@ import httpx2
 import openai
 import pydantic
 
-from ..secrets import redact_url
+from ..system.secrets import redact_url
 from .base import ErrorCategory, ProviderError
 from .error_text import clip, details_text, scrub_secrets, status_text
 from .non_api_replies import (

@@ -14,7 +14,7 @@ def make_provider(config: CoreConfig) -> ModelProvider:
     """
     api_key = config.api_key.get_secret_value()
     if config.wire_api == "chat":
-        from ..calibration import calibration_store
+        from ..tokens.calibration import calibration_store
         from .chat import ChatCompletionsProvider
 
         return ChatCompletionsProvider(

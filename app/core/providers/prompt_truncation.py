@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..calibration import Calibration, CalibrationStore
+from ..tokens.calibration import Calibration, CalibrationStore
 from .base import ProviderError
 
 # Below this estimate a low reported count is as likely a tokenizer difference as truncation.

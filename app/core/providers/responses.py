@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from openai import omit
 
-from ..fastjson import loads
 from ..items import Item
+from ..system.fastjson import loads
 from .base import (
     CompactResult,
     Completed,

@@ -6,7 +6,7 @@ thousands of events, and per-line iteration through two layers of async generato
 part of what reading it cost. Lines end in LF or CRLF (a CRLF split across two chunks included);
 ``data`` lines of one event are joined by newlines, comments and other fields are skipped, and
 an event is dispatched at the blank line that ends it. Payloads stay UTF-8 bytes and are parsed
-with :func:`app.core.fastjson.loads` (orjson) by :func:`json_events`.
+with :func:`app.core.system.fastjson.loads` (orjson) by :func:`json_events`.
 
 The connection can hold hundreds of events at once (a fast server, or what queued up during a
 pause), read without the event loop running in between, and handling each one down to the
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx2
 
-from ..fastjson import loads
+from ..system.fastjson import loads
 from .base import Usage
 
 

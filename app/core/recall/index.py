@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..rollout import RolloutWriter, read_rollout
+from ..rollout.store import RolloutWriter, read_rollout
 from .query import SearchQuery
 from .records import RecordIndexer
 from .results import RecallHit, RecallResult

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .. import protocol as p
 from ..config import CoreConfig
 from ..items import Item
-from ..tool_calls import ToolError, ToolResult, function_spec, int_arg, parse_arguments, str_arg
-from ..tools import WorkspaceTools
+from ..tools.calls import ToolError, ToolResult, function_spec, int_arg, parse_arguments, str_arg
+from ..tools.workspace import WorkspaceTools
 from .query import SearchQuery, build_query
 from .searchable import RECALL_TOOL, item_digest
 

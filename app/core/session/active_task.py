@@ -1,0 +1,67 @@
+"""The one task a session runs at a time (a user turn or a compaction), and the user turns
+queued behind it: started, aborted, and the next queued turn started when one ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal
+
+from .. import protocol as p
+
+TaskKind = Literal["regular", "compact"]
+
+
+class ActiveTask:
+    """The session's task slot. ``run_turn`` makes the task of a queued user turn."""
+
+    def __init__(self, run_turn: Callable[[p.UserTurn], Coroutine[Any, Any, None]]) -> None:
+        self._run_turn = run_turn
+        self._task: asyncio.Task[None] | None = None
+        self._pending: deque[p.UserTurn] = deque()
+        self._closed = False
+        self.kind: TaskKind | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self, coro: Coroutine[Any, Any, None], kind: TaskKind) -> None:
+        self.kind = kind
+        self._task = asyncio.get_running_loop().create_task(coro)
+        self._task.add_done_callback(self._on_done)
+
+    def queue(self, op: p.UserTurn) -> None:
+        """Run ``op`` once the task running now has ended."""
+        self._pending.append(op)
+
+    def clear_queue(self) -> None:
+        self._pending.clear()
+
+    async def abort(self) -> None:
+        """Cancel the running task and wait until it has ended (queued turns stay queued)."""
+        task = self._task
+        if task is None:
+            return
+        self._task = None  # the done callback must not start queued turns
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        self.kind = None
+
+    async def close(self) -> None:
+        """No task runs from now on: the queue is dropped and the running task aborted."""
+        self._closed = True
+        self._pending.clear()
+        await self.abort()
+
+    def _on_done(self, task: asyncio.Task[None]) -> None:
+        if task is not self._task:
+            return
+        self._task = None
+        self.kind = None
+        if self._pending and not self._closed:
+            self.start(self._run_turn(self._pending.popleft()), "regular")

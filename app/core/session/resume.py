@@ -1,0 +1,190 @@
+"""Resume: a session's state rebuilt from its rollout, record by record (spec section 6), the
+rollout's writer taken over, a broken tool pairing repaired, and the gauge's counts made."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from .. import protocol as p
+from ..compaction.pins import PIN_RECORD
+from ..compaction.rebuild import build_compacted_history, real_user_messages
+from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
+from ..conversation.history_repair import pair_tool_calls
+from ..conversation.transcript import ENDED_KIND
+from ..rollout.store import RecordTally, progress_reporter, resume_rollout
+from ..system.collector import collector_paused
+
+if TYPE_CHECKING:
+    from ..compaction.runner import Compactor
+    from ..config import CoreConfig
+    from ..conversation.history import ContextHistory
+    from ..conversation.transcript import Transcript
+    from ..recall.index import RecallIndex
+    from ..sessions.record import SessionRecord
+    from ..tokens.counter import TokenCounter
+    from .compaction_undo import CompactionUndo
+    from .notices import Notices
+    from .turn.task import UserTurnTask
+    from .usage_meter import UsageMeter
+
+
+class SessionResume:
+    """Rebuilds one session from its rollout into the parts the session holds."""
+
+    def __init__(
+        self,
+        *,
+        config: Callable[[], CoreConfig],
+        store: SessionRecord,
+        history: ContextHistory,
+        transcript: Transcript,
+        counter: TokenCounter,
+        compactor: Compactor,
+        undo: CompactionUndo,
+        meter: UsageMeter,
+        notices: Notices,
+        turns: UserTurnTask,
+        recall_index: RecallIndex,
+        emit: Callable[[p.Event], None],
+    ) -> None:
+        self._config = config
+        self._store = store
+        self._history = history
+        self._transcript = transcript
+        self._counter = counter
+        self._compactor = compactor
+        self._undo = undo
+        self._meter = meter
+        self._notices = notices
+        self._turns = turns
+        self._recall_index = recall_index
+        self._emit = emit
+
+    def resume(self) -> None:
+        """Read the rollout (in a worker thread: the caller's) and take over its writer."""
+        store = self._store
+        path = store.path
+        if not path.exists():
+            raise FileNotFoundError(f"No saved conversation with id {store.id}")
+        read = RecordTally()
+        with collector_paused():  # only live containers are made: collections are waste
+            resumed = resume_rollout(path, consume=lambda r: self.replay(read.each(r)))
+        warnings = list(resumed.warnings)
+        store.writer, store.read_only = resumed.writer, resumed.read_only
+        self._recall_index.follow(resumed.writer, records=read.count)
+        if resumed.read_only:
+            warnings.append(resumed.read_only)
+        # A crash between a tool call and its output would make every later request fail.
+        repair = pair_tool_calls(self._history.raw_items())
+        if repair.changed:
+            self._history.replace(repair.items)
+            warnings.append(f"Repaired this conversation: {repair.describe()}.")
+        self._emit(
+            p.SessionConfigured(
+                session_id=store.id,
+                model=self._config().model,
+                resumed=True,
+                rollout_path=str(path),
+            )
+        )
+        for warning in warnings:
+            self._emit(p.Warning(message=warning))
+
+    async def precount(self) -> None:
+        """Count the long texts the gauge needs at once (those after the last reported
+        usage, or all when none was) in a worker thread, telling the open's progress: a 50 MB
+        message took seconds to count on the window's thread."""
+        history = self._history
+        start = history.mark if history.api_total is not None else 0
+        await self._counter.precount_items(
+            history.raw_items()[start:], progress_reporter("counting"), estimate_huge=True
+        )
+
+    def replay(self, records: Iterable[Any]) -> None:
+        """Rebuild history and transcript from the rollout, in order (spec section 6).
+
+        Items are counted lazily and the usage is restored once, from the last token count
+        written after the last history rewrite: most items of a long rollout are replaced by
+        a later compaction and never need counting.
+        """
+        usage: tuple[int | None, int] | None = None
+        history = self._history
+        transcript = self._transcript
+        compactor = self._compactor
+        for record in records:
+            payload = record.payload
+            kind = record.type
+            if kind == "session_meta":
+                self._store.created_at = payload.get("created_at", self._store.created_at)
+            elif kind == "session_title":
+                self._store.title = payload.get("title") or None
+            elif kind == "response_item" and isinstance(payload.get("item"), dict):
+                history.append(payload["item"], defer_count=True)
+                compactor.undo.note_appended(payload["item"])
+                transcript.add_item(
+                    payload["item"],
+                    str(payload.get("turn_id", "")),
+                    interrupted=bool(payload.get("interrupted")),
+                )
+            elif kind == "turn_context":
+                compactor.undo.turn_started()
+                self._turns.last_model = payload.get("model")
+            elif kind == "compacted":
+                usage = None  # the rewrite resets usage; a later token count restores it
+                self._compacted(payload)
+            elif kind == "compaction_undone":
+                usage = None
+                self._undo.restore()
+            elif kind == PIN_RECORD:
+                compactor.pins.replay(payload)
+            elif kind == SUMMARY_EDIT_RECORD:
+                compactor.summary_edits.replay(payload)
+            elif kind == "history_replaced":
+                usage = None
+                replacement = payload.get("replacement_history")
+                if isinstance(replacement, list):
+                    history.replace(replacement, defer_count=True)
+                transcript.mark_not_sent(str(payload.get("turn_id", "")))
+            elif kind == "event":
+                event_kind = payload.get("kind")
+                if event_kind == "token_count":
+                    api_total = payload.get("api_total")
+                    usage = (
+                        api_total if isinstance(api_total, int) else None,
+                        int(payload.get("mark", len(history))),
+                    )
+                    self._meter.restore(payload)
+                elif event_kind == "error" and payload.get("details"):
+                    transcript.add_error(
+                        str(payload.get("message", "")), str(payload.get("details"))
+                    )
+                elif event_kind in ("error", "warning", "background", ENDED_KIND):
+                    self._notices.replayed(transcript.add_recorded(payload))
+        if usage is not None:
+            history.set_usage(*usage)
+
+    def _compacted(self, payload: dict[str, Any]) -> None:
+        history = self._history
+        snapshot = history.snapshot()
+        replacement = payload.get("replacement_history")
+        if isinstance(replacement, list):
+            history.replace(replacement, defer_count=True)
+        else:  # an older record: rebuild from the summary text (spec section 6)
+            summary = str(payload.get("message", ""))
+            rebuilt = build_compacted_history(history.raw_items(), summary)
+            history.replace(rebuilt.items, defer_count=True)
+        compactor = self._compactor
+        compactor.compacted_version = history.version
+        tokens_after = payload.get("tokens_after")
+        compactor.post_compaction_usage = tokens_after if isinstance(tokens_after, int) else None
+        if payload.get("strategy") not in ("remote", "prune"):
+            compactor.warned = True
+        if payload.get("undoable", True):
+            compactor.undo.offer(str(payload.get("item_id", "")), snapshot)
+        else:  # written by an older version: automatic compactions were final
+            compactor.undo.turn_started()
+        self._transcript.add_compaction(
+            p.CompactionMarker.from_record(payload),
+            real_user_messages(history.raw_items()),
+        )

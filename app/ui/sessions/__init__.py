@@ -1,0 +1,1 @@
+"""The saved sessions in the window: the sidebar list and export."""

@@ -1,0 +1,187 @@
+"""Export a session to Markdown or JSON.
+
+Markdown is what the window shows, rendered from the same typed events that draw the session
+(``Session.replay_events()``); JSON is the session's record (``Session.transcript()``: every
+entry as recorded, with whether the model still sees it). Neither ever holds the API key.
+Pure functions: no Qt, no files. The window asks for a path and writes the returned text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from app.core import protocol as p
+
+from ..controller.format import (
+    REMOTE_FORM_TEXT,
+    STRATEGY_TEXT,
+    TRIGGER_TEXT,
+    format_duration,
+    format_tokens,
+)
+
+EXPORT_FORMAT = "coco-session-export"
+EXPORT_VERSION = 1
+
+Entry = Mapping[str, Any]
+NOTE_LABELS = {"error": "Error", "warning": "Warning", "background": "Note"}
+
+EXPORT_NAME_LIMIT = 60  # characters before the extension
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10))}
+)
+
+
+def export_file_name(title: str, fmt: str = "markdown", limit: int = EXPORT_NAME_LIMIT) -> str:
+    """A file name to suggest for exporting a session called ``title``.
+
+    Its words joined by hyphens ("Hello! Can you show me…" → "Hello-Can-you-show-me.md"):
+    no punctuation, spaces or control characters, at most ``limit`` characters cut at a word,
+    a partial last word dropped when the title was shortened ("…"), and never a name Windows
+    reserves. Letters of any script are kept; it is safe on Windows, macOS and Linux.
+    """
+    text = unicodedata.normalize("NFKC", title).strip()
+    words = re.findall(r"[^\W_]+", text)
+    if title.strip().endswith("…") and len(words) > 1:
+        words = words[:-1]  # the title was cut: its last word may be a fragment
+    stem = ""
+    for word in words:
+        candidate = f"{stem}-{word}" if stem else word
+        if len(candidate) > limit:
+            if not stem:
+                stem = word[:limit]
+            break
+        stem = candidate
+    if not stem:
+        stem = "coco-session"
+    elif stem.lower() in _WINDOWS_RESERVED:
+        stem = f"{stem}-session"
+    return stem + (".json" if fmt == "json" else ".md")
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
+
+
+def _pretty_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return text
+
+
+def _item_markdown(item: p.TurnItem) -> str | None:
+    """One replayed item as Markdown (``None``: nothing to show)."""
+    data = item.data
+    if item.kind == "user_message":
+        suffix = "\n\n_(not sent to the model)_" if data.get("not_sent") else ""
+        return f"### You\n\n{data.get('text', '')}{suffix}"
+    if item.kind == "agent_message":
+        suffix = "\n\n_(interrupted)_" if data.get("interrupted") else ""
+        return f"### Assistant\n\n{data.get('text', '')}{suffix}"
+    if item.kind == "function_call":
+        name = data.get("name") or "tool"
+        args = _pretty_json(str(data.get("arguments", "")))
+        return f"**Tool call** `{name}`\n\n{_fence(args, 'json')}"
+    if item.kind == "function_call_output":
+        output = data.get("output", "")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        return f"**Tool output**\n\n{_fence(text)}"
+    if item.kind == "reasoning":
+        text = str(data.get("summary", ""))
+        return f"_Reasoning:_\n\n{_quote(text)}" if text.strip() else None
+    return None  # a compaction is shown by its marker
+
+
+def _compaction_markdown(event: p.ContextCompacted, undone: bool) -> str:
+    trigger = TRIGGER_TEXT.get(event.trigger, event.trigger)
+    strategy = STRATEGY_TEXT.get(event.strategy, event.strategy)
+    if event.strategy == "remote" and event.remote_form in REMOTE_FORM_TEXT:
+        strategy = REMOTE_FORM_TEXT[str(event.remote_form)]
+    before = format_tokens(event.tokens_before)
+    after = format_tokens(event.tokens_after)
+    duration = format_duration(event.duration_ms)
+    head = (
+        f"---\n\n**Context compacted** ({trigger}, {strategy}): {before} → {after} tokens "
+        f"in {duration}."
+    )
+    lines = [head]
+    if event.focus:
+        lines.append(f"Focus: {event.focus}")
+    if undone:
+        lines.append("_This compaction was undone._")
+    if event.summary:
+        lines.append(f"Summary:\n\n{_quote(event.summary)}")
+    elif event.strategy == "remote":
+        lines.append("_Summary held by the server._")
+    return "\n\n".join(lines) + "\n\n---"
+
+
+def transcript_to_markdown(
+    events: Iterable[p.Event],
+    *,
+    title: str = "",
+    session_id: str = "",
+    model: str = "",
+    exported_at: datetime | None = None,
+) -> str:
+    """The conversation as a readable Markdown document (messages, tools, compaction markers,
+    notes), from the events that draw it (``Session.replay_events()``): what the window shows."""
+    when = (exported_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    meta = " · ".join(part for part in (f"Session {session_id}" if session_id else "",
+                                        f"model {model}" if model else "",
+                                        f"exported {when}") if part)
+    parts = [f"# {title or 'Coco session'}", f"_{meta}_"]
+    markers: dict[str, tuple[int, p.ContextCompacted]] = {}  # by item id: (part, event)
+    for event in events:
+        if isinstance(event, p.ItemCompleted):
+            block = _item_markdown(event.item)
+            if block:
+                parts.append(block)
+        elif isinstance(event, p.ContextCompacted):
+            markers[event.item_id] = (len(parts), event)
+            parts.append(_compaction_markdown(event, undone=False))
+        elif isinstance(event, p.CompactionUndone) and event.item_id in markers:
+            index, marker = markers[event.item_id]
+            parts[index] = _compaction_markdown(marker, undone=True)
+        elif isinstance(event, p.CompactionEnded):
+            parts.append(f"---\n\n**Compaction {event.status}** · nothing changed\n\n---")
+        elif isinstance(event, (p.Error, p.Warning, p.Background)):
+            label = NOTE_LABELS[event.type]
+            parts.append(f"> **{label}:** {event.message}")
+    return "\n\n".join(parts).rstrip() + "\n"
+
+
+def transcript_to_json(
+    entries: Iterable[Entry],
+    *,
+    title: str = "",
+    session_id: str = "",
+    model: str = "",
+    exported_at: datetime | None = None,
+) -> str:
+    """The transcript (``Session.transcript()``) as a JSON document: metadata plus every entry
+    as recorded."""
+    when = (exported_at or datetime.now(UTC)).isoformat()
+    document = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "session_id": session_id,
+        "title": title,
+        "model": model,
+        "exported_at": when,
+        "transcript": [dict(e) for e in entries],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,140 @@
+"""A scripted model provider and a path run over it, for testing the compaction steps
+(choose, local_path, remote_path, path) without a server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.core import protocol as p
+from app.core.compaction.counting import CountMemo
+from app.core.compaction.paths.local import ItemCounts
+from app.core.compaction.paths.path import PathRun
+from app.core.config import CoreConfig
+from app.core.items import Item
+from app.core.providers.base import (
+    CompactResult,
+    Completed,
+    ModelRequest,
+    OutputItemDone,
+    ProviderError,
+    StreamEvent,
+    Usage,
+)
+from app.core.providers.capabilities import RemoteCapabilities
+from app.core.providers.sampling import RetryNotice
+from app.core.tokens.counter import TokenCounter
+
+USAGE = Usage(input_tokens=900, output_tokens=60, total_tokens=960)
+COMPACTION_ITEM: Item = {"type": "compaction", "encrypted_content": "opaque" * 20}
+
+# A streamed answer: the output items, or the error the request fails with.
+Answer = list[Item] | ProviderError
+
+
+class ScriptedProvider:
+    """Answers each request with the next scripted answer, and keeps the requests."""
+
+    supports_remote_compaction = True
+
+    def __init__(
+        self,
+        streams: Sequence[Answer] = (),
+        compacts: Sequence[CompactResult | ProviderError] = (),
+    ) -> None:
+        self.streams = list(streams)
+        self.compacts = list(compacts)
+        self.requests: list[ModelRequest] = []
+        self.compact_requests: list[ModelRequest] = []
+
+    def stream(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        return self._events(self.streams.pop(0))
+
+    @staticmethod
+    async def _events(answer: Answer) -> AsyncIterator[StreamEvent]:
+        if isinstance(answer, ProviderError):
+            raise answer
+        for item in answer:
+            yield OutputItemDone(item)
+        yield Completed("resp_1", USAGE)
+
+    async def compact(
+        self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
+    ) -> CompactResult:
+        self.compact_requests.append(request)
+        answer = self.compacts.pop(0)
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
+
+    async def list_models(self) -> list[str]:
+        return []
+
+    async def close(self) -> None:
+        return None
+
+
+class Recorder:
+    """What a path run emitted and said."""
+
+    def __init__(self) -> None:
+        self.events: list[p.Event] = []
+        self.said: list[str] = []
+
+    def emit(self, event: p.Event) -> None:
+        self.events.append(event)
+
+    def say(self, turn_id: str, message: str) -> None:
+        self.said.append(message)
+
+    def stages(self) -> list[str]:
+        return [e.stage for e in self.events if isinstance(e, p.CompactionProgress)]
+
+
+def no_retry_notice(turn_id: str) -> RetryNotice:
+    def notice(attempt: int, max_attempts: int, error: ProviderError) -> None:
+        return None
+
+    return notice
+
+
+def make_config(tmp_path: Path, **changes: Any) -> CoreConfig:
+    return CoreConfig(data_dir=tmp_path, max_retries=0, retry_base_delay=0.0, **changes)
+
+
+def make_run(
+    tmp_path: Path,
+    provider: ScriptedProvider,
+    recorder: Recorder,
+    *,
+    context: Sequence[Item] = (),
+    **config: Any,
+) -> PathRun:
+    settings = make_config(tmp_path, **config)
+    counter = TokenCounter("gpt-4o", allow_download=False)
+    return PathRun(
+        turn_id="turn_1",
+        session_id="session_1",
+        config=lambda: settings,
+        provider=lambda: provider,
+        counter=counter,
+        counts=CountMemo(counter),
+        emit=recorder.emit,
+        say=recorder.say,
+        retry_notice=no_retry_notice,
+        initial_context=lambda: list(context),
+        tool_specs=list,
+        turn_request=lambda items: ModelRequest(
+            model=settings.model, instructions=settings.instructions, input=list(items)
+        ),
+        capabilities=RemoteCapabilities(tmp_path),
+    )
+
+
+def item_counts(run: PathRun, history: list[Item]) -> ItemCounts:
+    known = [run.counter.count_item(item) for item in history]
+    return ItemCounts(total=sum(known), known=known, every=lambda: list(known))

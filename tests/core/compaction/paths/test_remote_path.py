@@ -1,0 +1,103 @@
+"""The remote path: the compaction trigger first, then /responses/compact; an unsupported form
+is remembered and skipped; an unreachable server ends it at once; the new history keeps the
+context before the last user message and the compaction item last."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.compaction.budget import compaction_budget
+from app.core.compaction.notes.block import is_notes_message
+from app.core.compaction.paths.remote_path import (
+    REMOTE_FORMS,
+    insert_before_compaction,
+    insert_before_last_user,
+    remote_forms,
+    run_remote,
+)
+from app.core.items import Item, assistant_message, is_compaction_item, user_message
+from app.core.providers.base import CompactResult, ProviderError
+
+from ..compaction_fakes import COMPACTION_ITEM, USAGE, Recorder, ScriptedProvider, make_run
+
+BUDGET = compaction_budget(16_000, 14_400, 500)
+CONTEXT = [user_message("<environment_context>cwd /srv</environment_context>")]
+
+
+def conversation() -> list[Item]:
+    return [
+        user_message("The API key lives in vault path secret/billing/api."),
+        assistant_message("Noted."),
+        user_message("Now deploy it."),
+        assistant_message("Deployed."),
+    ]
+
+
+async def test_the_trigger_form_keeps_user_messages_and_puts_the_item_last(
+    tmp_path: Path,
+) -> None:
+    provider = ScriptedProvider(streams=[[COMPACTION_ITEM]])
+    recorder = Recorder()
+    run = make_run(tmp_path, provider, recorder)
+    result = await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert result.remote_form == "trigger" and result.usage == USAGE
+    assert result.items[-1] == COMPACTION_ITEM and result.kept == 2
+    assert result.items.index(CONTEXT[0]) == result.items.index(conversation()[2]) - 1
+    assert provider.requests[0].input[-1] == {"type": "compaction_trigger"}
+    assert recorder.stages() == ["remote"]
+
+
+async def test_an_unsupported_trigger_is_remembered_and_the_endpoint_is_tried(
+    tmp_path: Path,
+) -> None:
+    output = [user_message("Now deploy it."), COMPACTION_ITEM]
+    provider = ScriptedProvider(
+        streams=[ProviderError("not_found", "404 page not found", status=404)],
+        compacts=[CompactResult(output=output, usage=USAGE)],
+    )
+    recorder = Recorder()
+    run = make_run(tmp_path, provider, recorder)
+    result = await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert result.remote_form == "standalone" and run.remote_form == "standalone"
+    assert recorder.said == [
+        ("Remote compaction with the compaction trigger failed (404 page not found); trying "
+        "/responses/compact.")
+    ]
+    config = run.config()
+    assert run.capabilities.unsupported(config.base_url, config.model) == {"trigger"}
+    assert remote_forms(config, run.capabilities) == ["standalone"]
+    # The message the server no longer holds left the view: its notes go before the item.
+    assert is_notes_message(result.items[-2]) and is_compaction_item(result.items[-1])
+    assert CONTEXT[0] in result.items
+
+
+async def test_an_unreachable_server_is_not_asked_again(tmp_path: Path) -> None:
+    provider = ScriptedProvider(streams=[ProviderError("connection", "connection refused")])
+    run = make_run(tmp_path, provider, Recorder())
+    with pytest.raises(ProviderError, match="connection refused"):
+        await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert provider.compact_requests == []  # the other form is on the same server
+
+
+async def test_no_form_left_is_said_as_not_found(tmp_path: Path) -> None:
+    run = make_run(tmp_path, ScriptedProvider(), Recorder())
+    config = run.config()
+    for form in REMOTE_FORMS:
+        run.capabilities.mark_unsupported(config.base_url, config.model, form)
+    with pytest.raises(ProviderError) as raised:
+        await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert raised.value.category == "not_found"
+
+
+def test_insertions_go_before_the_last_user_message_and_the_compaction_item() -> None:
+    u1, u2, a = user_message("one"), user_message("two"), assistant_message("a")
+    assert insert_before_last_user([u1, a, u2, a], CONTEXT) == [u1, a, *CONTEXT, u2, a]
+    assert insert_before_last_user([a], CONTEXT) == [*CONTEXT, a]
+    notes = [user_message("notes")]
+    assert insert_before_compaction([u1, COMPACTION_ITEM, u2], notes) == [
+        u1, *notes, COMPACTION_ITEM, u2,
+    ]
+    assert insert_before_compaction([u1], notes) == [u1, *notes]
+    assert insert_before_compaction([u1], []) == [u1]

@@ -1,0 +1,58 @@
+"""Checking what a compaction freed (spec section 9): the share freed, and the warnings said
+when it freed little, made the context larger, or came back cut short."""
+
+from __future__ import annotations
+
+from app.core.compaction.paths.path import PathResult
+from app.core.compaction.room_check import (
+    LITTLE_FREED_SHARE,
+    LOCAL_COMPACTION_WARNING,
+    check_room,
+)
+from app.core.protocol import Strategy
+
+
+def result(strategy: Strategy = "remote", **fields: bool) -> PathResult:
+    return PathResult(strategy=strategy, items=[], **fields)  # type: ignore[arg-type]
+
+
+def test_a_compaction_that_frees_most_of_the_context_says_nothing() -> None:
+    check = check_room(result(), 10_000, 2_000, warned=False)
+    assert check.freed_share == 0.8 and not check.freed_little
+    assert check.warnings == () and not check.warned_local
+
+
+def test_freeing_little_and_growing_are_said_with_the_figures() -> None:
+    little = check_room(result(), 10_000, 9_000, warned=False)
+    assert little.freed_little and 0.1 < LITTLE_FREED_SHARE
+    (text,) = little.warnings
+    assert "freed little room (10,000 → 9,000 tokens, 10 %)" in text
+    larger = check_room(result(), 1_000, 1_400, warned=False)
+    assert larger.freed_share < 0 and larger.freed_little
+    (text,) = larger.warnings
+    assert "made the context larger (1,000 → 1,400 tokens)" in text
+
+
+def test_a_cut_short_summary_is_said_and_whether_the_earlier_one_was_kept() -> None:
+    kept = check_room(
+        result(cut_short=True, kept_previous_summary=True), 10_000, 1_000, warned=True
+    )
+    assert kept.warnings[0].startswith("The model's summary came back cut short, so the earlier")
+    lost = check_room(result(cut_short=True), 10_000, 1_000, warned=True)
+    assert "your recent messages were kept verbatim" in lost.warnings[0]
+
+
+def test_the_long_conversation_warning_is_said_once_and_only_for_a_local_summary() -> None:
+    first = check_room(result("local"), 10_000, 1_000, warned=False)
+    assert first.warned_local and first.warnings == (LOCAL_COMPACTION_WARNING,)
+    again = check_room(result("local"), 10_000, 1_000, warned=True)
+    assert not again.warned_local and again.warnings == ()
+    fallback = check_room(result("remote_then_local"), 10_000, 1_000, warned=False)
+    assert fallback.warned_local
+    for strategy in ("remote", "prune"):
+        assert not check_room(result(strategy), 10_000, 1_000, warned=False).warned_local
+
+
+def test_an_empty_context_before_frees_nothing_and_warns_of_nothing_freed() -> None:
+    check = check_room(result(), 0, 500, warned=True)
+    assert check.freed_share == 0.0 and not check.freed_little and check.warnings == ()

@@ -1,0 +1,66 @@
+"""Writing a rollout: one compact line per record with its time and identity, told to a
+listener once written, and failures named in words."""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.rollout.writer import (
+    RolloutWriteError,
+    RolloutWriter,
+    new_record_id,
+    utc_timestamp,
+    write_cause,
+)
+
+
+def test_a_record_is_one_line_with_time_type_payload_and_id(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "s.jsonl"  # the folder is made
+    with RolloutWriter(path) as writer:
+        writer.append("event", {"kind": "note", "text": "é"})
+        writer.append("event", {"kind": "note", "text": "second"})
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 2
+    first, second = (json.loads(raw) for raw in lines)
+    assert set(first) == {"timestamp", "type", "payload", "id"}
+    assert first["payload"] == {"kind": "note", "text": "é"}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first["timestamp"])
+    assert re.fullmatch(r"[0-9a-f]{16}", first["id"]) and first["id"] != second["id"]
+
+
+def test_the_listener_hears_each_record_once_written(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    heard: list[tuple[str, str, dict[str, Any], int]] = []
+    with RolloutWriter(path) as writer:
+        writer.on_append = lambda kind, stamp, payload: heard.append(
+            (kind, stamp, payload, len(path.read_bytes().splitlines()))
+        )
+        writer.append("event", {"n": 1})
+        with pytest.raises(TypeError):
+            writer.append("event", {"n": object()})  # not serialisable: nothing written
+    assert [(kind, payload, lines) for kind, _, payload, lines in heard] == [
+        ("event", {"n": 1}, 1)
+    ]
+    assert heard[0][1] == json.loads(path.read_bytes())["timestamp"]
+
+
+def test_a_write_error_names_the_folder_and_the_cause(tmp_path: Path) -> None:
+    error = RolloutWriteError(tmp_path / "s.jsonl", OSError(errno.ENOSPC, "No space left"))
+    assert isinstance(error, OSError) and error.errno == errno.ENOSPC
+    assert str(error) == f"Could not save the conversation in {tmp_path}: the disk is full."
+    assert write_cause(OSError(errno.EROFS, "Read-only")) == "the folder is read-only"
+    assert write_cause(OSError(errno.ENOTSUP, "Operation Not Supported")) == (
+        "operation not supported"
+    )
+
+
+def test_timestamps_and_ids_have_the_rollout_format() -> None:
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", utc_timestamp())
+    ids = {new_record_id() for _ in range(100)}
+    assert len(ids) == 100 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)

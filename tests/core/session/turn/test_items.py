@@ -1,0 +1,104 @@
+"""The items a turn adds (``app.core.session.turn.items``): saved before anything else holds them, and
+withdrawn from the model's view (the transcript keeps them) when a turn cannot fit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core import protocol as p
+from app.core.compaction.undo import UndoState
+from app.core.conversation.history import ContextHistory
+from app.core.conversation.transcript import Transcript
+from app.core.items import assistant_message, user_message
+from app.core.session.turn.items import TurnItems
+from app.core.sessions.record import ReadOnlySession
+from app.core.tokens.counter import TokenCounter
+
+
+class Compactor:
+    """The compactor's part the items touch: its undo log and its compacted mark."""
+
+    def __init__(self) -> None:
+        self.undo = UndoState()
+        self.compacted_version: int | None = 3
+
+
+class Meter:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def reset(self) -> None:
+        self.calls.append("reset")
+
+    def emit_usage(self) -> None:
+        self.calls.append("emit_usage")
+
+
+class Parts:
+    def __init__(self, read_only: bool = False) -> None:
+        self.history = ContextHistory(TokenCounter("gpt-4o", allow_download=False))
+        self.transcript = Transcript()
+        self.compactor = Compactor()
+        self.meter = Meter()
+        self.records: list[tuple[str, dict[str, Any]]] = []
+        self.events: list[p.Event] = []
+
+        def record(kind: str, payload: dict[str, Any]) -> None:
+            if read_only:
+                raise ReadOnlySession("read only")
+            self.records.append((kind, payload))
+
+        self.items = TurnItems(
+            record=record, history=self.history, transcript=self.transcript,
+            compactor=self.compactor, meter=self.meter, emit=self.events.append,  # type: ignore[arg-type]
+        )
+
+
+def test_an_item_is_saved_then_held_everywhere() -> None:
+    parts = Parts()
+    parts.items.start()
+    item = assistant_message("cut off")
+    parts.items.append(item, "t1", interrupted=True)
+    assert parts.records == [
+        ("response_item", {"item": item, "turn_id": "t1", "interrupted": True})
+    ]
+    assert parts.history.raw_items() == [item] and parts.items.added == [item]
+    assert parts.transcript.entries()[0]["interrupted"] is True
+
+
+def test_an_item_that_cannot_be_saved_is_nowhere() -> None:
+    parts = Parts(read_only=True)
+    with pytest.raises(ReadOnlySession):
+        parts.items.append(user_message("hi"), "t1")
+    assert len(parts.history) == 0 and len(parts.transcript) == 0 and parts.items.added == []
+
+
+def test_a_withdrawn_turn_leaves_the_view_but_not_the_transcript() -> None:
+    parts = Parts()
+    earlier = user_message("earlier")
+    parts.items.append(earlier, "t0")
+    parts.items.start()
+    parts.items.append(user_message("too big"), "t1")
+    parts.items.withdraw("t1", "too big", "It does not fit.")
+    assert parts.history.raw_items() == [earlier]
+    assert parts.compactor.compacted_version is None
+    assert parts.meter.calls == ["reset", "emit_usage"]
+    kind, payload = parts.records[-1]
+    assert (kind, payload["reason"], payload["replacement_history"]) == (
+        "history_replaced", "withdrawn", [earlier]
+    )
+    assert parts.events == [p.MessageNotSent(turn_id="t1", text="too big",
+                                             reason="It does not fit.")]
+    assert len(parts.transcript) == 2
+    assert parts.transcript.entries()[1].get("not_sent")
+
+
+def test_withdrawing_a_turn_that_added_nothing_changes_nothing() -> None:
+    parts = Parts()
+    parts.items.append(user_message("kept"), "t0")
+    parts.items.start()
+    parts.items.withdraw("t1", "x", "reason")
+    assert len(parts.history) == 1 and parts.records[-1][0] == "response_item"
+    assert parts.events == []

@@ -1,0 +1,59 @@
+"""Counting one text with a loaded encoding: in steps giving the same total as one count and
+telling progress, and huge texts estimated from samples at a cost that does not grow."""
+
+from __future__ import annotations
+
+import pytest
+import tiktoken
+
+from app.core.tokens import tiktoken_counts
+from app.core.tokens.tiktoken_counts import (
+    _count_in_steps,
+    _encoded_length,
+    _step_end,
+    sampled_estimate,
+)
+
+
+def byte_encoding() -> tiktoken.Encoding:
+    """Every byte is one token, so exact counts differ from the byte rule's."""
+    return tiktoken.Encoding(
+        "bytes", pat_str=r"\S+|\s+", mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens={},
+    )
+
+
+def test_a_count_goes_through_the_token_buffer_and_counts_special_text_as_text() -> None:
+    encoder = byte_encoding()
+    assert _encoded_length(encoder, "héllo") == 6
+    assert _encoded_length(encoder, "<|endoftext|>") == len("<|endoftext|>")
+
+
+def test_a_step_ends_after_a_line_break_followed_by_text() -> None:
+    text = "one\ntwo\n  three\nfour"
+    assert _step_end(text, 0, 18) == 16  # after "three\n"
+    assert _step_end(text, 0, 12) == 4  # not after "two\n": spaces follow it
+    assert _step_end(text, 0, 100) == len(text)
+    assert _step_end("no breaks at all", 0, 5) == 5
+
+
+def test_counting_in_steps_gives_one_counts_total_and_tells_progress(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tiktoken_counts, "COUNT_STEP_CHARS", 50)
+    encoder = byte_encoding()
+    text = "".join(f"line {n}: some text é\n" for n in range(40))
+    steps: list[int] = []
+    total = _count_in_steps(encoder, text, steps.append)
+    assert total == _encoded_length(encoder, text) == len(text.encode())
+    assert len(steps) > 5 and steps == sorted(steps) and steps[-1] == len(text)
+    assert _count_in_steps(encoder, text, None) == total  # nobody follows: one count
+
+
+def test_a_huge_text_is_estimated_from_samples() -> None:
+    text = "abcd" * 250_000  # one million characters
+    assert sampled_estimate(None, text) == 250_000  # the byte rule, scaled up exactly
+    assert sampled_estimate(byte_encoding(), text) == 1_000_000
+    mixed = ("plain words and more " * 1000 + "日本語のテキスト" * 500) * 20
+    estimate = sampled_estimate(byte_encoding(), mixed)
+    assert abs(estimate - len(mixed.encode())) <= len(mixed.encode()) // 4

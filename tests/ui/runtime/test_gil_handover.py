@@ -1,0 +1,50 @@
+"""While a session opens, worker threads hand the interpreter back to the window's thread
+within a millisecond (the switch interval), and the interval is restored afterwards."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from app.ui.controller import replay_prep
+from app.ui.runtime.gil_handover import HANDOVER_S, quick_handover
+
+from ..conftest import run
+from ..helpers import saved_session_ending_with
+
+
+def test_the_interval_is_short_inside_and_restored_after_the_outermost_block() -> None:
+    before = sys.getswitchinterval()
+    assert before > HANDOVER_S
+    with quick_handover():
+        assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
+        with quick_handover():
+            assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
+        assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)  # the outer one goes on
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError), quick_handover():
+        raise RuntimeError("an open that failed")
+    assert sys.getswitchinterval() == before
+
+
+def test_a_session_is_read_and_prepared_with_the_short_interval(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = make_window()
+    huge = "log line: request served in 12 ms, cache hit, 200 OK\n" * 1000
+    session_id, _rollout = saved_session_ending_with(qtbot, window, server, huge)
+    seen: list[float] = []
+    parts = replay_prep._parts
+
+    def noting(*args: Any) -> Any:
+        seen.append(sys.getswitchinterval())  # in the worker thread preparing the message
+        return parts(*args)
+
+    monkeypatch.setattr(replay_prep, "_parts", noting)
+    before = sys.getswitchinterval()
+    assert run(qtbot, window.open_session(session_id), timeout=30)
+    assert seen == [pytest.approx(HANDOVER_S)]
+    assert sys.getswitchinterval() == before
+    assert window.transcript.message_rows("assistant")[-1].text == huge

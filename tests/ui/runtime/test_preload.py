@@ -1,0 +1,63 @@
+"""The first message of a process: what it needs is loaded ahead, off the window's thread."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.ui.runtime import preload
+from app.ui.style.widgets import RichTextView
+from app.ui.window.main_window import MainWindow
+
+
+def test_the_preloader_loads_in_one_worker_thread_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "coco_ui_preload_probe.py").write_text(
+        "import threading\nTHREAD = threading.current_thread()\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "coco_ui_preload_probe", raising=False)
+    after: list[threading.Thread] = []
+    loader = preload.Preloader(
+        ("coco_ui_preload_probe",), then=lambda: after.append(threading.current_thread())
+    )
+
+    loader.start("default")
+    first = loader.thread
+    loader.start("default")  # a second session shown: nothing more
+    assert first is not None and loader.thread is first
+    first.join(30)
+
+    module = sys.modules["coco_ui_preload_probe"]
+    assert module.THREAD is first and first is not threading.main_thread()
+    assert after == [first]  # the core's part runs once, after the window's modules
+
+
+def test_a_module_that_cannot_load_does_not_stop_the_rest(caplog: Any) -> None:
+    after: list[bool] = []
+    loader = preload.Preloader(("coco_no_such_ui_module",), then=lambda: after.append(True))
+    loader.start("no-such-style")
+    assert loader.thread is not None
+    loader.thread.join(30)
+    assert after == [True]
+    assert "coco_no_such_ui_module" in caplog.text and "no-such-style" in caplog.text
+
+
+def test_the_window_starts_the_preload_once_its_first_session_is_shown(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    styles: list[str] = []
+    monkeypatch.setattr(preload, "start", styles.append)
+    monkeypatch.setattr(RichTextView, "_warmed", False)  # as in a process that built none
+    monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
+    window = make_window()
+    qtbot.waitUntil(lambda: bool(styles), timeout=5000)
+    assert styles[0] in ("default", "monokai")  # the style the renderer will use
+    # The first message view of the process is built then too, not in the send's block.
+    assert RichTextView._warmed
+    assert window.transcript.message_rows("user") == []
