@@ -40,8 +40,8 @@ from .chat_request import (
     normalize_messages,
     tools_to_chat,
 )
-from .errors import classify_error_payload
-from .non_api_replies import refuse_web_page
+from .errors.non_api_replies import refuse_web_page
+from .errors.table import classify_error_payload
 from .openai_client import OpenAIClientProvider
 from .prompt_truncation import TRUNCATION_MIN_ESTIMATE, TruncationCheck, estimate_tokens
 from .sse import json_events, json_int, json_objects, read_to_end, usage_from_json

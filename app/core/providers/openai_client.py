@@ -9,7 +9,7 @@ import httpx2
 import openai
 
 from .base import ProviderError
-from .errors import classify_exception
+from .errors.table import classify_exception
 
 _tls_lock = threading.Lock()
 _tls_context: ssl.SSLContext | None = None

@@ -25,10 +25,10 @@ from .base import (
     TextDelta,
     Usage,
 )
-from .errors import classify_error_payload
-from .non_api_replies import refuse_web_page
+from .errors.non_api_replies import refuse_web_page
+from .errors.overflow import is_context_overflow
+from .errors.table import classify_error_payload
 from .openai_client import OpenAIClientProvider
-from .overflow import is_context_overflow
 from .sse import json_events, read_to_end, usage_from_json
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import protocol as p
-from ..providers.errors import scrub_secrets
+from ..providers.errors.table import scrub_secrets
 from ..providers.probe import local_tools_warning
 from ..rollout.store import RolloutWriteError
 from ..sessions.record import STORAGE_ERRORS

@@ -13,7 +13,7 @@ import pytest
 from app.core.items import user_message
 from app.core.providers.base import ModelRequest, ProviderError
 from app.core.providers.chat import ChatCompletionsProvider
-from app.core.providers.errors import classify_exception
+from app.core.providers.errors.table import classify_exception
 from app.core.providers.responses import ResponsesProvider
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.providers.overflow import is_context_overflow
+from app.core.providers.errors.overflow import is_context_overflow
 
 
 def test_the_overflow_code_and_type_are_recognised_whatever_the_message() -> None:

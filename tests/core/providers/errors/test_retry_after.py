@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from app.core.providers.retry_after import parse_retry_after, retry_after_from_message
+from app.core.providers.errors.retry_after import parse_retry_after, retry_after_from_message
 
 
 def test_milliseconds_header_wins_over_seconds() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from app.core.providers.base import ModelRequest, ProviderError
 from app.core.providers.chat import ChatCompletionsProvider
-from app.core.providers.errors import classify_error_payload, classify_exception
+from app.core.providers.errors.table import classify_error_payload, classify_exception
 from app.core.providers.sampling import sample
 from app.demo import Fault, ModelServer, Reply
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.core.providers import openai_client, preload
+from app.core import preload
+from app.core.providers import openai_client
 
 
 def test_preload_imports_the_modules_and_builds_the_tls_context(

@@ -19,9 +19,8 @@ import httpx2
 import openai
 import pydantic
 
-from ..system.secrets import redact_url
-from .base import ErrorCategory, ProviderError
-from .error_text import clip, details_text, scrub_secrets, status_text
+from ...system.secrets import redact_url
+from ..base import ErrorCategory, ProviderError
 from .non_api_replies import (
     WEB_PAGE_SNIFF_BYTES,
     looks_like_html,
@@ -31,7 +30,8 @@ from .non_api_replies import (
 )
 from .overflow import is_context_overflow
 from .retry_after import parse_retry_after, retry_after_from_message
-from .transport_errors import stream_cut_error, timed_out_error, unreachable_error
+from .transport import stream_cut_error, timed_out_error, unreachable_error
+from .wording import clip, details_text, scrub_secrets, status_text
 
 # Also importable from here, where they were before the words for each kind moved out.
 __all__ = [

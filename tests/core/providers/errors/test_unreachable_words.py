@@ -8,7 +8,7 @@ import openai
 import pytest
 
 from app.core.providers.base import ProviderError
-from app.core.providers.errors import classify_exception
+from app.core.providers.errors.table import classify_exception
 
 BASE_URL = "http://127.0.0.1:9/v1"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.providers.error_text import (
+from app.core.providers.errors.wording import (
     MAX_DETAILS,
     MAX_MESSAGE,
     clip,

@@ -7,8 +7,8 @@ import re
 
 import openai
 
-from .base import ProviderError
-from .error_text import clip, details_text, scrub_secrets
+from ..base import ProviderError
+from .wording import clip, details_text, scrub_secrets
 
 _CHECK_SERVER = "Check that the server is running and that the address in Settings is right."
 _TIMED_OUT = (

@@ -9,7 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from app.core.providers.errors import (
+from app.core.providers.errors.table import (
     classify_error_payload,
     classify_exception,
     is_context_overflow,

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 
 import httpx2
 
-from .base import ErrorCategory, ProviderError
-from .error_text import MAX_DETAILS, details_text, scrub_secrets, status_text
+from ..base import ErrorCategory, ProviderError
+from .wording import MAX_DETAILS, details_text, scrub_secrets, status_text
 
 _HTML_START = re.compile(r"^\s*(?:<!doctype\s+html|<html|<head|<body|<title|<!--)", re.IGNORECASE)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)

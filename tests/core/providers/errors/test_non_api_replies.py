@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from app.core.providers.non_api_replies import (
+from app.core.providers.errors.non_api_replies import (
     WEB_PAGE_SNIFF_BYTES,
     looks_like_html,
     refuse_web_page,

@@ -7,7 +7,7 @@ import socket
 import httpx2
 import openai
 
-from app.core.providers.transport_errors import (
+from app.core.providers.errors.transport import (
     stream_cut_error,
     timed_out_error,
     unreachable_error,
