@@ -41,7 +41,7 @@ def holder(rollout: Path) -> Iterator[subprocess.Popen[str]]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "locked"

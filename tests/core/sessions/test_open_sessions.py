@@ -50,14 +50,27 @@ def test_the_session_library_loads_without_the_session() -> None:
 
 # ------------------------------------------------------------------ no import circle
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 SESSION_MODULES = {
-    "app.core.session.coordinator", "app.core.sessions.library", "app.core.sessions.open_sessions", "app.core.session.replay",
-    "app.core.sessions.record", "app.core.session.config", "app.core.session.usage_meter",
-    "app.core.session.notices", "app.core.session.turn.retry", "app.core.session.compaction_undo",
-    "app.core.session.manual_compaction", "app.core.session.resume", "app.core.session.context_view", "app.core.session.turn",
-    "app.core.session.turn.items", "app.core.session.turn.loop", "app.core.session.turn.request",
-    "app.core.session.turn.task", "app.core.session.turn.tool_call",
+    "app.core.session.coordinator",
+    "app.core.sessions.library",
+    "app.core.sessions.open_sessions",
+    "app.core.session.replay",
+    "app.core.sessions.record",
+    "app.core.session.config",
+    "app.core.session.usage_meter",
+    "app.core.session.notices",
+    "app.core.session.turn.retry",
+    "app.core.session.compaction_undo",
+    "app.core.session.manual_compaction",
+    "app.core.session.resume",
+    "app.core.session.context_view",
+    "app.core.session.turn",
+    "app.core.session.turn.items",
+    "app.core.session.turn.loop",
+    "app.core.session.turn.request",
+    "app.core.session.turn.task",
+    "app.core.session.turn.tool_call",
 }
 
 

@@ -336,10 +336,10 @@ def test_shipped_tokenizer_files_are_package_data() -> None:
     import fnmatch
     import tomllib
 
-    repo = Path(tokens.__file__).resolve().parents[2]
+    repo = Path(tokens.__file__).resolve().parents[3]
     config = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = config["tool"]["setuptools"]["package-data"]["app.core"]
-    core = repo / "app" / "core"
+    patterns = config["tool"]["setuptools"]["package-data"]["app.core.tokens"]
+    core = repo / "app" / "core" / "tokens"
     shipped = {
         path.relative_to(core).as_posix()
         for path in tokens.PACKAGED_TOKENIZER_DIR.iterdir()
