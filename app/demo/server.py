@@ -28,16 +28,10 @@ from .conversation import (
     summary_body,
 )
 from .demo_model import DemoModel
-from .render import (
-    Exchange,
-    chat_fault,
-    chat_reply,
-    compact_fault,
-    compact_reply,
-    responses_fault,
-    responses_reply,
-    user_texts_of,
-)
+from .render.chat import chat_fault, chat_reply
+from .render.compact import compact_fault, compact_reply, user_texts_of
+from .render.exchange import Exchange
+from .render.responses import responses_fault, responses_reply
 from .script import CompactReply, Fault, Reply, ScriptItem
 from .wire import (
     Json,
