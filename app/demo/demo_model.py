@@ -14,8 +14,9 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from .compose import formatted_answer, general_title, requested_formats
 from .conversation import Conversation, Entry
+from .model.formats import general_title, requested_formats
+from .model.markdown import formatted_answer
 from .phrasing import (
     conversation_question,
     first_sentence,
