@@ -27,7 +27,7 @@ from .conversation import (
     read_conversation,
     summary_body,
 )
-from .demo_model import DemoModel
+from .model.demo_model import DemoModel
 from .render.chat import chat_fault, chat_reply
 from .render.compact import compact_fault, compact_reply, user_texts_of
 from .render.exchange import Exchange
