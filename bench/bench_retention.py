@@ -103,7 +103,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _bench_model(mode: str) -> Any:
-    from app.demo.demo_model import DemoModel
+    from app.demo.model.demo_model import DemoModel
     from app.demo.script import Reply
 
     class BenchModel(DemoModel):

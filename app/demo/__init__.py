@@ -5,7 +5,8 @@
 items so tests run the real ``openai`` client code through exact scenarios.
 """
 
+from .handler import RecordedRequest
 from .script import CompactReply, Fault, Reply, ToolCall
-from .server import ModelServer, RecordedRequest
+from .server import ModelServer
 
 __all__ = ["CompactReply", "Fault", "ModelServer", "RecordedRequest", "Reply", "ToolCall"]

@@ -56,7 +56,7 @@ def test_a_long_server_wait_is_capped_and_said(qtbot: Any, make_window: Any, ser
 @pytest.fixture
 def same_message_id(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the scripted server reuse one id for every message item, as some servers do."""
-    from app.demo import render
+    from app.demo.render import responses as render
 
     original = render.new_id
     monkeypatch.setattr(

@@ -1,0 +1,105 @@
+"""The offline demo model: which kind of answer each request gets.
+
+It is not clever; it is honest about what it sees. A user's message gets a tool call when it
+asks about files (or about something no longer in view), otherwise an answer in words or in the
+Markdown it asks for; a tool's output gets described; a compaction summary gets picked up from;
+a compaction request gets a real extractive handoff summary.
+"""
+
+from __future__ import annotations
+
+from ..conversation import Conversation
+from ..phrasing import conversation_question, is_greeting
+from ..script import Reply, ToolCall
+from ..summary import asks_in_summary, build_summary, parse_sections
+from .answers import (
+    answer_first,
+    answer_from_notes,
+    answer_general,
+    answer_greeting,
+    answer_previous,
+    answer_recap,
+)
+from .formats import requested_formats
+from .markdown import formatted_answer
+from .tool_calls import file_intent, recall_call
+from .tool_results import describe_output
+
+
+class DemoModel:
+    """Answers one request; holds no state between requests (the input is the memory)."""
+
+    def respond(self, conv: Conversation) -> Reply:
+        """The answer to a normal turn request."""
+        last = conv.last
+        if last is None:
+            return Reply(text="There is no message for me to answer yet. Say something!")
+        if last.kind == "output":
+            return Reply(text=describe_output(conv, last))
+        if last.kind == "summary":
+            return Reply(text=self._continue_from_summary(last.text))
+        if last.kind != "user":
+            return Reply(text="I'm waiting for your next message.")
+        tool_call = self._tool_call_for(last.text, conv.tools) or recall_call(conv, last.text)
+        if tool_call is not None:
+            return Reply(function_calls=[tool_call])
+        return Reply(text=self._answer(conv, last.text))
+
+    def summarize(self, conv: Conversation, prompt: str, max_tokens: int | None = None) -> str:
+        """The handoff summary a compaction request asks for, within its output limit."""
+        return build_summary(conv, prompt, max_tokens)
+
+    # ------------------------------------------------------------------------------ tools
+
+    def _tool_call_for(self, text: str, tools: set[str]) -> ToolCall | None:
+        intent = file_intent(text)
+        if intent is None:
+            return None
+        name, args = intent
+        if name not in tools:
+            return None
+        return ToolCall(name=name, arguments=args)
+
+    # ---------------------------------------------------------------------------- answers
+
+    def _answer(self, conv: Conversation, text: str) -> str:
+        lowered = text.lower()
+        earlier = conv.user_texts[:-1]
+        summary_asks = [a for s in conv.summaries for a in asks_in_summary(s)]
+        about_conversation = conversation_question(lowered)
+        if about_conversation == "first":
+            return answer_first(earlier, summary_asks, conv.summaries)
+        if about_conversation == "previous":
+            return answer_previous(earlier, summary_asks)
+        if about_conversation == "recap":
+            return answer_recap(earlier, summary_asks, conv.summaries)
+        recalled = answer_from_notes(text, conv.notes)
+        if recalled is not None:
+            return recalled
+        if about_conversation == "count":
+            return f"I can see **{len(conv.user_texts)}** message(s) from you in this request" + (
+                ", plus a summary of an earlier part of the conversation."
+                if conv.summaries
+                else "."
+            )
+        if file_intent(text) is not None:
+            return (
+                "I can't look at your files here: this request offered me no workspace "
+                "tools. Open a workspace folder in Coco and ask again."
+            )
+        formats = requested_formats(text)
+        if formats.any:
+            return formatted_answer(text, formats, earlier)
+        if is_greeting(lowered) and len(lowered.split()) <= 6:
+            return answer_greeting(earlier)
+        return answer_general(text, earlier, summary_asks, conv.summaries, conv.opaque_compactions)
+
+    def _continue_from_summary(self, summary: str) -> str:
+        sections = parse_sections(summary)
+        pending = sections.get("Open items") or sections.get("Next Steps") or []
+        lines = ["Picking up from the summary of the earlier conversation."]
+        if pending:
+            lines += ["", "Still open:", *[f"- {p}" for p in pending[:5]]]
+        else:
+            lines += ["", "Nothing is marked as open there, so tell me what to do next."]
+        return "\n".join(lines)
