@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from app.demo import Reply
-from app.ui.window.main_window import DEMO_BANNER
+from app.ui.window.demo_banner import DEMO_BANNER
 
 from ..conftest import close_window, run
 from ..helpers import type_and_send, wait_idle

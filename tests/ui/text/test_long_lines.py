@@ -177,7 +177,7 @@ def test_a_pasted_unbroken_line_wraps_anywhere_in_the_composer_and_is_sent_uncha
 ) -> None:
     from PySide6.QtGui import QTextOption
 
-    from app.ui.composer.widget import LONG_RUN_CHARS
+    from app.ui.composer.edit import LONG_RUN_CHARS
 
     window = make_window()
     edit = window.composer.edit

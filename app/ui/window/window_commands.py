@@ -1,0 +1,167 @@
+"""What the user asks of the window: send, compact, undo, stop, find and slash commands; the
+settings panel; exporting the session; the help dialogs; problems shown in the transcript.
+
+A layer of ``MainWindow`` (``main_window``), over ``SessionView``: the actions, toolbar,
+menus and panels that ``WindowLayout`` builds call these.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..runtime.qt_namespace import Qt
+from .session_view import SessionView
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QDialog
+
+    from app.core import protocol as p
+    from app.core.settings import AppSettings
+
+    from ..controller.commands import Command
+    from ..settings.dialog import SettingsDialog
+
+
+class WindowCommands(SessionView):
+    """The window's commands (see the module docstring)."""
+
+    _settings_dialog: SettingsDialog | None
+
+    # ================================================================ user actions
+
+    def send_message(self, text: str) -> None:
+        """Send a user message (the composer already refused it while busy)."""
+        self.controller.send_message(text)
+
+    def compact(self, focus: str | None = None) -> bool:
+        """Submit a compaction unless a turn runs (then say why next to the composer)."""
+        return self.controller.compact(focus)
+
+    def undo_compaction(self) -> None:
+        self.controller.undo_compaction()
+
+    def find_in_conversation(self, query: str) -> None:
+        """Ask the core to search the whole conversation (the answer comes as an event)."""
+        from app.core import ops
+
+        self.controller.submit(ops.FindInConversation(query=query))
+
+    def transcript_show_match(self, match: p.ConversationMatch) -> None:
+        self.transcript.show_match(match)
+
+    def stop(self) -> None:
+        """Interrupt the streaming reply or the running compaction (Esc, Stop)."""
+        self.controller.stop()
+
+    def run_command(self, command: Command) -> None:
+        """Run a slash command from the composer."""
+        if command.name == "export":
+            self.export(None)
+        else:
+            self.controller.run_command(command)
+
+    # ================================================================ settings
+
+    def open_settings(self) -> SettingsDialog:
+        """Show the settings panel (non-blocking); Save applies to the open session."""
+        from ..settings.dialog import SettingsDialog
+
+        if self._settings_dialog is not None and self._settings_dialog.isVisible():
+            self._settings_dialog.raise_()
+            return self._settings_dialog
+        dialog = SettingsDialog(
+            self.context.settings,
+            key_lookup=self.context.lookup_key,
+            key_backend=getattr(self.context.secrets, "backend_name", "secret store"),
+            config_builder=self.context.test_config,
+            parent=self,
+        )
+        dialog.saved.connect(self.apply_settings)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda _r: setattr(self, "_settings_dialog", None))
+        self._settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def apply_settings(self, settings: AppSettings, api_key: str | None) -> bool:
+        """Persist ``settings`` (and the key), then apply them to the open session; the theme
+        changes at once."""
+        applied = self.controller.apply_settings(settings, api_key)
+        if applied:
+            self._use_theme(settings.theme)
+        return applied
+
+    # ================================================================ export
+
+    def choose_export_path(self, kind: str | None) -> tuple[Path, str] | None:
+        """Ask where to save; (path, "markdown" | "json"), or None when cancelled."""
+        filters = "Markdown (*.md);;JSON (*.json)"
+        initial = "Markdown (*.md)" if kind != "json" else "JSON (*.json)"
+        from ..sessions.export import export_file_name
+
+        title = self.windowTitle().split(" — ")[0]
+        fmt_name = "json" if kind == "json" else "markdown"
+        suggested = str(Path.home() / export_file_name(title, fmt_name))
+        from PySide6.QtWidgets import QFileDialog  # dialogs load when first wanted
+
+        path, chosen = QFileDialog.getSaveFileName(self, "Export session", suggested, filters,
+                                                   initial)
+        if not path:
+            return None
+        fmt = "json" if chosen.startswith("JSON") or path.lower().endswith(".json") else "markdown"
+        return Path(path), fmt
+
+    def export(self, kind: str | None) -> Path | None:
+        """Write the transcript to a file the user picks (Markdown or JSON)."""
+        if self.session is None:
+            return None
+        choice = self.choose_export_path(kind)
+        if choice is None:
+            return None
+        path, fmt = choice
+        from ..sessions.export import transcript_to_json, transcript_to_markdown
+
+        title = self.windowTitle().split(" — ")[0]
+        session_id, model = self.session.id, self.session.config.model
+        if fmt == "json":  # the record as the core keeps it
+            text = transcript_to_json(
+                self.session.transcript(), title=title, session_id=session_id, model=model
+            )
+        else:  # what the window shows, from the events that draw it
+            text = transcript_to_markdown(
+                self.session.replay_events(), title=title, session_id=session_id, model=model
+            )
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.show_problem(f"Could not export to {path}: {exc.strerror or exc}")
+            return None
+        self.statusBar().showMessage(f"Exported to {path}", 6000)
+        return path
+
+    # ================================================================ help
+
+    def show_shortcuts(self) -> QDialog:
+        """Help → Keyboard shortcuts (read from this window's actions)."""
+        from .help_dialogs import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> QDialog:
+        """Help → About: version and this profile's folders."""
+        from .help_dialogs import AboutDialog
+
+        dialog = AboutDialog(self.context.paths, self.context.log_file, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    # ================================================================ problems
+
+    def show_problem(self, message: str) -> None:
+        """A problem the user should see, inline in the transcript (never a traceback)."""
+        self.transcript.add_notice("error", message)
