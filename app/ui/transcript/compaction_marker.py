@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from app.core.protocol import CompactionMarker
 
     from ..richtext.markdown import MarkdownRenderer
+    from .row_layout import TextMetrics
     from .summary_editor import SummaryEditDialog
-    from .virtual_rows import TextMetrics
 
 REMOTE_SUMMARY_TEXT = "Summary held by the server (encrypted; Coco cannot show it)."
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..richtext.markdown import MarkdownRenderer
     from ..style.widgets import RichTextView
-    from .virtual_rows import TextMetrics
+    from .row_layout import TextMetrics
 
 NOT_IN_CONTEXT = "not in the model's context"
 MAX_TOOL_TEXT = 20_000  # characters of tool arguments/output shown before cutting
@@ -336,7 +336,7 @@ class MessageRow(TranscriptRow):
 
     @property
     def layout_cost(self) -> int:
-        """Characters laid out when this row is measured (see ``virtual_rows``)."""
+        """Characters laid out when this row is measured (see ``row_layout``)."""
         return self._shown if not self.cuts else self.cuts[0].offset
 
 
