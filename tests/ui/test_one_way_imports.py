@@ -10,7 +10,7 @@ import pytest
 
 # Each group's modules, in the order the imports run: a module may import the ones after it.
 LAYERED = [
-    "app.ui.transcript.row_widgets", "app.ui.transcript.row_models", "app.ui.richtext.markdown_document", "app.ui.richtext.markdown",
+    "app.ui.transcript.row_widgets", "app.ui.transcript.message_rows", "app.ui.transcript.row_models", "app.ui.richtext.markdown_document", "app.ui.richtext.markdown",
     "app.ui.style.widgets", "app.ui.text.long_text", "app.ui.text.markdown_blocks",
 ]
 RECALL = [

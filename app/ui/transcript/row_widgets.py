@@ -27,11 +27,10 @@ from ..style.icons import icon
 from ..style.theme import colors
 from ..style.widgets import ElidedLabel, RichTextView, tool_button
 from ..text.long_text import break_runs, segment_complete
+from .message_rows import MessageRow, MessageSegmentRow
 from .row_models import (
     NOT_IN_CONTEXT,
     ExpandableRow,
-    MessageRow,
-    MessageSegmentRow,
     NoticeRow,
     ReasoningRow,
     ToolRow,

@@ -27,15 +27,8 @@ from ..runtime.qt_namespace import set_enum_property
 from ..style.theme import colors, pygments_style_name
 from ..text.long_text import SEGMENT_CHARS
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
-from .row_models import (
-    NOT_IN_CONTEXT,
-    MessageRow,
-    MessageSegmentRow,
-    NoticeRow,
-    ReasoningRow,
-    ToolRow,
-    TranscriptRow,
-)
+from .message_rows import MessageRow, MessageSegmentRow
+from .row_models import NOT_IN_CONTEXT, NoticeRow, ReasoningRow, ToolRow, TranscriptRow
 from .row_widgets import RowWidget, row_widget
 from .virtual_rows import VirtualRowArea
 
