@@ -24,7 +24,7 @@ from ..style.icons import icon
 from ..style.theme import colors
 from ..style.widgets import RichTextView, Spinner, tool_button
 from .row_models import RowHost, TranscriptRow, text_lines
-from .row_widgets import RowWidget, muted_label
+from .row_widget_base import RowWidget, muted_label
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QToolButton

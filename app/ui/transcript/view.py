@@ -29,7 +29,8 @@ from ..text.long_text import SEGMENT_CHARS
 from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
 from .message_rows import MessageRow, MessageSegmentRow
 from .row_models import NOT_IN_CONTEXT, NoticeRow, ReasoningRow, ToolRow, TranscriptRow
-from .row_widgets import RowWidget, row_widget
+from .row_widget_base import RowWidget
+from .row_widgets import row_widget
 from .virtual_rows import VirtualRowArea
 
 if TYPE_CHECKING:
