@@ -1,6 +1,6 @@
 """The transcript: one row per message, tool call, notice or compaction marker.
 
-The rows are plain objects (``row_models``, ``compaction_marker``); only those on screen have
+The rows are plain objects (``row_models``, ``compaction_row``); only those on screen have
 widgets (the view is a ``VirtualRowArea``), so a session of ten thousand messages opens as fast
 as a short one and costs little more memory than its text; a long message is shown in parts
 (``long_text``) for the same reason. Streaming text is buffered and re-rendered at most once per
@@ -26,7 +26,8 @@ from ..controller.waits import countdown_text, opening_text, stall_text, waited_
 from ..runtime.qt_namespace import set_enum_property
 from ..style.theme import colors, pygments_style_name
 from ..text.long_text import SEGMENT_CHARS
-from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRow, CompactionRowWidget
+from .compaction_marker import REMOTE_SUMMARY_TEXT, CompactionRowWidget
+from .compaction_row import CompactionRow
 from .message_rows import MessageRow, MessageSegmentRow
 from .row_models import NOT_IN_CONTEXT, NoticeRow, ReasoningRow, ToolRow, TranscriptRow
 from .row_widget_base import RowWidget

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.demo import Fault, Reply, ToolCall
-from app.ui.transcript.compaction_marker import CompactionRow
+from app.ui.transcript.compaction_row import CompactionRow
 from app.ui.transcript.message_rows import MessageRow
 from app.ui.transcript.row_models import NoticeRow, ReasoningRow, ToolRow
 
