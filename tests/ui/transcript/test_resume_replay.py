@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from app.demo import Fault, Reply, ToolCall
-from app.ui.transcript.compaction_marker import CompactionRow
-from app.ui.transcript.row_models import MessageRow, NoticeRow, ReasoningRow, ToolRow
+from app.ui.transcript.compaction_row import CompactionRow
+from app.ui.transcript.message_rows import MessageRow
+from app.ui.transcript.row_models import NoticeRow, ReasoningRow, ToolRow
 
 from ..helpers import type_and_send, wait_idle
 

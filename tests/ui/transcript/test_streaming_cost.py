@@ -21,7 +21,8 @@ from app.ui.text.long_text import (
     strip_breaks,
 )
 from app.ui.transcript.row_widgets import MessageRowWidget, SegmentWidget
-from app.ui.transcript.view import FRAME_MS, MAX_FRAME_MS, STREAM_PACE, TranscriptView
+from app.ui.transcript.view import TranscriptView
+from app.ui.transcript.view.streaming import FRAME_MS, MAX_FRAME_MS, STREAM_PACE
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from app.core.session.replay import replay_events
+from app.ui.transcript.row_layout import KEEP_WIDGETS, SPACING
 from app.ui.transcript.row_models import ToolRow
-from app.ui.transcript.row_widgets import RowWidget
+from app.ui.transcript.row_widget_base import RowWidget
 from app.ui.transcript.view import TranscriptView
-from app.ui.transcript.virtual_rows import KEEP_WIDGETS, SPACING
 
 
 def _message(role: str, text: str, index: int) -> dict[str, Any]:

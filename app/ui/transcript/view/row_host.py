@@ -1,0 +1,115 @@
+"""The transcript view as its rows see it: it builds their widgets and passes on what the
+user asks for from a row.
+
+``RowHostArea`` is the ``RowHost`` the rows (``row_models``, ``message_rows``,
+``compaction_row``) are given: the Markdown renderer their widgets share, the widget of a row
+(``create_row_widget``: ``row_widgets.row_widget``, or the compaction marker's), rows added
+below or removed, and the requests the user makes from a row (undo a compaction, retry a
+turn, pin a message, edit a summary), which it emits as signals for the window.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
+
+from ...style.theme import colors, pygments_style_name
+from ..compaction_marker import CompactionRowWidget
+from ..compaction_row import CompactionRow
+from ..message_rows import MessageRow
+from ..row_models import ToolRow, TranscriptRow
+from ..row_widget_base import RowWidget
+from ..row_widgets import row_widget
+from ..virtual_rows import VirtualRowArea
+
+if TYPE_CHECKING:
+    from ...richtext.markdown import MarkdownRenderer
+
+
+class RowHostArea(VirtualRowArea):
+    """The rows' host: their widgets, their renderer, and the user's requests from a row as
+    signals (``TranscriptView`` builds on it)."""
+
+    undo_requested = Signal(str)
+    retry_requested = Signal()
+    compact_requested = Signal(object)  # a failed compaction's Retry: its focus (or None)
+    # An op the user asked for from a row (pin, unpin, edit or un-edit a summary).
+    op_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
+
+    @property
+    def renderer(self) -> MarkdownRenderer:
+        """The Markdown renderer for the current palette."""
+        if self._renderer is None:
+            from ...richtext.markdown import MarkdownRenderer
+
+            self._renderer = MarkdownRenderer(colors(), pygments_style_name())
+        return self._renderer
+
+    def create_row_widget(self, row: TranscriptRow) -> RowWidget:
+        """The widget that shows ``row`` (rows themselves hold no widget code)."""
+        if isinstance(row, CompactionRow):
+            return CompactionRowWidget(row, self.renderer, self.viewport())
+        return row_widget(row, self.renderer, self.viewport())
+
+    def widget_for(self, row: Any) -> Any:
+        """``row``'s widget, showing the row's current text (see ``TranscriptRow.stale``)."""
+        if row._widget is None:
+            row.stale = False  # a new widget renders the current text
+        widget = super().widget_for(row)
+        if row.stale:
+            row.stale = False
+            widget.render_text()
+        return widget
+
+    def insert_rows_after(self, row: TranscriptRow, rows: list[TranscriptRow]) -> None:
+        """Put ``rows`` right below ``row`` (the further parts of a long message)."""
+        self.insert_rows(row.index + 1, rows)
+
+    def remove_rows(self, rows: list[TranscriptRow]) -> None:
+        with self.hold():
+            for row in rows:
+                self.remove_row(row)
+
+    def request_undo(self, item_id: str) -> None:
+        """A marker's Undo button was clicked."""
+        self.undo_requested.emit(item_id)
+
+    def request_retry(self) -> None:
+        """An error's Retry button was clicked."""
+        self.retry_requested.emit()
+
+    def request_compact(self, focus: str | None) -> None:
+        """A failed compaction's Retry button was clicked."""
+        self.compact_requested.emit(focus)
+
+    def request_pin(self, row: TranscriptRow, pinned: bool) -> None:
+        """A row's Pin (or Unpin) was clicked: the op names the row; the core decides."""
+        from app.core import ops
+
+        if isinstance(row, ToolRow):
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind="function_call_output", row_id=row.call_id
+            )
+        elif isinstance(row, MessageRow):
+            kind = "user_message" if row.role == "user" else "agent_message"
+            op = ops.PinItem(
+                pinned=pinned, key=row.pin_key, kind=kind, row_id=row.item_id, text=row.text
+            )
+        else:
+            return
+        self.op_requested.emit(op)
+
+    def request_summary_edit(self, item_id: str, text: str | None) -> None:
+        """A marker's summary was edited (``text``), or its edit undone (``None``)."""
+        from app.core import ops
+
+        if text is None:
+            self.op_requested.emit(ops.UndoSummaryEdit(item_id=item_id))
+        else:
+            self.op_requested.emit(ops.EditSummary(item_id=item_id, text=text))

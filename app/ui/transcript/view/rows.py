@@ -1,0 +1,155 @@
+"""The transcript's rows, kept by what they show: messages by item id, tool calls by call id,
+compaction markers by item id.
+
+``TranscriptRows`` adds a message (a long one in parts), a notice, a tool call and its output,
+a compaction marker (and dims the rows a finished compaction took out of the model's view),
+and finds rows again: by kind, or by a match the core found in the conversation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+from ...controller.replay_prep import prepared_cuts
+from ...text.long_text import SEGMENT_CHARS
+from ..compaction_row import CompactionRow
+from ..message_rows import MessageRow, MessageSegmentRow
+from ..row_models import NoticeRow, ToolRow, TranscriptRow
+from .row_host import RowHostArea
+
+if TYPE_CHECKING:
+    from app.core import protocol as p
+
+
+class TranscriptRows(RowHostArea):
+    """The rows by message, tool call and compaction id: adding, finding and dimming them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._messages: dict[str, MessageRow] = {}
+        self._tools: dict[str, ToolRow] = {}
+        self._compactions: dict[str, CompactionRow] = {}
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def _add(self, row: TranscriptRow) -> TranscriptRow:
+        return self.append_row(row)  # type: ignore[no-any-return]
+
+    def message_rows(self, role: str | None = None) -> list[MessageRow]:
+        return [
+            r for r in self.rows if isinstance(r, MessageRow) and (role is None or r.role == role)
+        ]
+
+    def compaction_rows(self) -> list[CompactionRow]:
+        return list(self._compactions.values())  # in row order: markers are only appended
+
+    def notice_rows(self, kind: str | None = None) -> list[NoticeRow]:
+        return [
+            r for r in self.rows if isinstance(r, NoticeRow) and (kind is None or r.kind == kind)
+        ]
+
+    def tool_rows(self) -> list[ToolRow]:
+        return [r for r in self.rows if isinstance(r, ToolRow)]
+
+    def show_match(self, match: p.ConversationMatch) -> TranscriptRow | None:
+        """Scroll to the row of a match the core found (a tool call by its id, a message by a
+        piece of its text); None when it has no row here (a compaction summary)."""
+        row: TranscriptRow | None = None
+        if match.call_id:
+            row = self._tools.get(match.call_id)
+        elif match.role in ("user", "assistant") and match.anchor:
+            row = next((r for r in self.message_rows(match.role) if match.anchor in r.text), None)
+        if row is not None:
+            self.scroll_to_row(row)
+        return row
+
+    def add_message(self, role: str, text: str, item_id: str = "") -> MessageRow:
+        if item_id and item_id in self._messages:
+            row = self._messages[item_id]
+            # A message arrives twice (started, then completed), mostly unchanged: rendering
+            # the same text again would only measure its parts on screen again.
+            if row.dirty or row.shown_end != len(text) or row.text != text:
+                row.set_text(text)
+                row.render_markdown()
+            return row
+        row = MessageRow(self, role, text, item_id)
+        if item_id:
+            self._messages[item_id] = row
+        if len(text) <= SEGMENT_CHARS:
+            self._add(row)
+            return row
+        # A long message is shown in parts, each laid out only when on screen, the first of
+        # them a pass later: not in the block that received the message (in a replay the
+        # replay's own pass lays them out).
+        row.cuts, row.part_lines = prepared_cuts(text)
+        with self.lazy(), self.hold():
+            self._add(row)
+            row.sync_segments()
+        return row
+
+    def add_notice(self, kind: str, message: str) -> NoticeRow:
+        row = NoticeRow(self, kind, message)
+        self._add(row)
+        return row
+
+    def add_tool_call(self, call_id: str, name: str, arguments: str) -> ToolRow:
+        if call_id and call_id in self._tools:
+            row = self._tools[call_id]
+            row.set_arguments(arguments)
+            return row
+        row = ToolRow(self, call_id, name, arguments)
+        self._add(row)
+        if call_id:
+            self._tools[call_id] = row
+        return row
+
+    def set_tool_output(self, call_id: str, output: str) -> None:
+        row = self._tools.get(call_id)
+        if row is None:
+            row = self.add_tool_call(call_id, "tool", "")
+        row.set_output(output)
+
+    def begin_compaction(
+        self, item_id: str, automatic: bool, before: TranscriptRow | None = None
+    ) -> CompactionRow:
+        """The marker row of a compaction, at the end (or just above ``before``)."""
+        row = self._compactions.get(item_id)
+        if row is None:
+            row = CompactionRow(self, item_id, automatic)
+            if before is not None and before in self.rows:
+                self.insert_rows(before.index, [row])
+            else:
+                self._add(row)
+            self._compactions[item_id] = row
+        return row
+
+    def complete_compaction(self, event: p.ContextCompacted, *, dim: bool = True) -> None:
+        """Fill in a marker's figures and dim every row above it, except the user messages the
+        core says the model still sees (``event.in_view``: kept verbatim, or put back)."""
+        row = self.begin_compaction(event.item_id, event.trigger != "manual")
+        still_seen = set(event.in_view)
+        for other in self._compactions.values():
+            if other is not row:
+                other.set_undoable(False)
+                other.set_editable(False)  # a later compaction replaced its summary
+        row.complete(event, undoable=event.undoable)
+        if dim and row.state == "done":
+            above = self.rows[: row.index]
+            row.dimmed = [(r, r.in_context) for r in above]
+            with self.hold():  # rows re-measured with their tags, laid out once
+                for other in above:
+                    # A long message is drawn in parts: each part is as much in view as its message.
+                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    if getattr(message, "role", None) == "user" and message.text in still_seen:
+                        continue
+                    if message.pin_key and message.pin_key in event.carried_pins:
+                        other.set_in_context(True)  # pinned: carried verbatim before the summary
+                        continue
+                    other.set_in_context(False)
+
+    def _drop_running_compactions(self, reason: str) -> None:
+        for row in self._compactions.values():
+            if row.state == "running":
+                row.mark_stopped(reason)
