@@ -14,6 +14,14 @@ from typing import Annotated
 from pydantic import Field
 
 from ..config import CoreConfig
+from .branches import (
+    BranchReason,
+    BranchSwitched,
+    ConversationTree,
+    SessionForked,
+    TreeNode,
+    TurnBranches,
+)
 from .compaction import (
     CompactionEnded,
     CompactionMarker,
@@ -29,12 +37,16 @@ from .conversation import ContextEntry, ConversationMatch, ConversationMatches, 
 from .ops import (
     Compact,
     EditSummary,
+    EditTurn,
     FindInConversation,
+    ForkSession,
     Interrupt,
     Op,
     PinItem,
+    RegenerateTurn,
     RetryTurn,
     Shutdown,
+    SwitchBranch,
     UndoCompaction,
     UndoSummaryEdit,
     UpdateConfig,
@@ -88,7 +100,10 @@ Event = Annotated[
     | RetryAvailable
     | ItemPinned
     | SummaryEdited
-    | ConversationMatches,
+    | ConversationMatches
+    | BranchSwitched
+    | TurnBranches
+    | SessionForked,
     Field(discriminator="type"),
 ]
 
@@ -96,6 +111,8 @@ __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
     "Background",
+    "BranchReason",
+    "BranchSwitched",
     "Compact",
     "CompactionEnded",
     "CompactionMarker",
@@ -105,12 +122,15 @@ __all__ = [
     "ContextEntry",
     "ConversationMatch",
     "ConversationMatches",
+    "ConversationTree",
     "CoreConfig",
     "EditSummary",
+    "EditTurn",
     "Error",
     "ErrorKind",
     "Event",
     "FindInConversation",
+    "ForkSession",
     "Interrupt",
     "ItemCompleted",
     "ItemPinned",
@@ -118,17 +138,22 @@ __all__ = [
     "MessageNotSent",
     "Op",
     "PinItem",
+    "RegenerateTurn",
     "RetryAvailable",
     "RetryTurn",
     "SessionConfigured",
+    "SessionForked",
     "Shutdown",
     "ShutdownComplete",
     "Strategy",
     "StreamError",
     "StreamWaiting",
     "SummaryEdited",
+    "SwitchBranch",
     "TokenCount",
+    "TreeNode",
     "Trigger",
+    "TurnBranches",
     "TurnComplete",
     "TurnItem",
     "TurnKind",

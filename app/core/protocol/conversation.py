@@ -42,6 +42,10 @@ class ConversationMatch(BaseModel):
     call_id: str = ""
     anchor: str = ""
     in_view: bool = False
+    # The conversation is a tree: the turn the match belongs to, and whether that turn is on
+    # the active branch (a match on another branch is shown there after ``SwitchBranch``).
+    turn_id: str = ""
+    on_branch: bool = True
 
 
 class ConversationMatches(_Event):

@@ -98,7 +98,44 @@ class UndoSummaryEdit(_Op):
     item_id: str
 
 
+class EditTurn(_Op):
+    """Send ``text`` in place of turn ``turn_id``'s message: a new branch from that turn's
+    parent, which runs at once; the old branch stays. ``carry_summary``: a short summary of the
+    branch left behind goes with it (``None``: the ``branch_summary`` setting decides)."""
+
+    op: Literal["edit_turn"] = "edit_turn"
+    turn_id: str
+    text: str
+    carry_summary: bool | None = None
+
+
+class RegenerateTurn(_Op):
+    """Answer turn ``turn_id``'s message again, on a new branch from the same parent, with the
+    input that turn was sent; the earlier answer stays as its sibling."""
+
+    op: Literal["regenerate_turn"] = "regenerate_turn"
+    turn_id: str
+
+
+class SwitchBranch(_Op):
+    """Make active the branch that holds turn ``turn_id`` (its newest turn); the model then
+    sees exactly what it saw there. ``carry_summary`` as for ``EditTurn``."""
+
+    op: Literal["switch_branch"] = "switch_branch"
+    turn_id: str
+    carry_summary: bool | None = None
+
+
+class ForkSession(_Op):
+    """A new session holding the path up to and including turn ``turn_id``; answered by
+    ``SessionForked``. The original is untouched."""
+
+    op: Literal["fork_session"] = "fork_session"
+    turn_id: str
+
+
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
-    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation
+    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation | EditTurn | RegenerateTurn
+    | SwitchBranch | ForkSession
 )

@@ -32,6 +32,10 @@ SAMPLES: list[ops.Op] = [
     ops.EditSummary(item_id="cmp_1", text="new summary"),
     ops.UndoSummaryEdit(item_id="cmp_1"),
     ops.FindInConversation(query="error", limit=5),
+    ops.EditTurn(turn_id="turn_1", text="a better question", carry_summary=True),
+    ops.RegenerateTurn(turn_id="turn_1"),
+    ops.SwitchBranch(turn_id="turn_2"),
+    ops.ForkSession(turn_id="turn_2"),
 ]
 
 
