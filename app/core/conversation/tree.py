@@ -1,0 +1,170 @@
+"""The conversation as a tree of turns, read from the rollout and kept in step as it grows.
+
+The rollout stays append-only and the one source of truth. Each ``turn_context`` record names
+the turn it follows (``parent``; a record written before branches existed follows the turn
+before it in the file), and a ``branch_switched`` record says which branch became active. Every
+other record belongs where the conversation stood when it was written: the active branch's
+newest turn then, its *anchor*. A branch's view is the records anchored on its path (root to
+leaf), in file order, plus the records that belong to the whole session (meta, title, fork).
+
+Anchors follow the file: a turn's records all come before its children's first record, since
+a turn is made on the active branch's newest turn or as a new branch, which is then active. So
+the records on a path are read in the order they were written, whatever branches lie between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+from ..items import is_injected_context, is_message, message_text
+
+TURN_RECORD = "turn_context"
+BRANCH_RECORD = "branch_switched"
+# Records about the whole session, in every branch's view.
+SESSION_RECORDS = frozenset(("session_meta", "session_title", "session_forked"))
+LABEL_CHARS = 80
+
+
+class Record(Protocol):
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
+
+
+class TurnTree:
+    """Turns by the turn they follow, the active branch's newest turn, and each record's
+    anchor (by the record's place in the rollout, as the recall index numbers them)."""
+
+    def __init__(self) -> None:
+        self.parents: dict[str, str | None] = {}
+        self.children: dict[str | None, list[str]] = {}
+        self.active: str | None = None  # the active branch's newest turn
+        self.anchors: list[str | None] = []  # record number -> its anchor (None: session-wide)
+        self.labels: dict[str, str] = {}  # a turn's message, clipped
+        self.reasons: dict[str, str] = {}  # "edit" / "regenerate" for a turn that made a branch
+        self.compactions: dict[str, int] = {}  # compactions that ran in a turn
+        self._path_cache: tuple[str | None, frozenset[str]] | None = None
+
+    # ------------------------------------------------------------------ building
+
+    def note(self, kind: str, payload: dict[str, Any]) -> None:
+        """The next record of the rollout (read back or just written)."""
+        if kind == TURN_RECORD:
+            turn_id = str(payload.get("turn_id") or "")
+            if turn_id and turn_id not in self.parents:
+                parent = payload.get("parent", self.active)  # none named: the turn before
+                self.add_turn(turn_id, parent if parent in self.parents else None)
+                if reason := payload.get("branch_reason"):
+                    self.reasons[turn_id] = str(reason)
+            elif turn_id:
+                self._activate(turn_id)
+        elif kind == "response_item" and self.active is not None:
+            if self.active not in self.labels:
+                self._label(payload.get("item"))
+        elif kind == "compacted" and self.active is not None:
+            self.compactions[self.active] = self.compactions.get(self.active, 0) + 1
+        elif kind == BRANCH_RECORD:
+            leaf = payload.get("turn_id")
+            if leaf in self.parents or leaf is None:
+                self._activate(leaf)
+        self.anchors.append(None if kind in SESSION_RECORDS else self.active)
+
+    def add_turn(self, turn_id: str, parent: str | None) -> None:
+        self.parents[turn_id] = parent
+        self.children.setdefault(parent, []).append(turn_id)
+        self._activate(turn_id)
+
+    def _label(self, item: Any) -> None:
+        if isinstance(item, dict) and is_message(item, "user") and not is_injected_context(item):
+            text = " ".join(message_text(item)[: LABEL_CHARS * 4].split())  # a huge one clipped first
+            self.labels[str(self.active)] = (
+                text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+            )
+
+    def _activate(self, leaf: str | None) -> None:
+        self.active = leaf
+        self._path_cache = None
+
+    def adopt(self, other: TurnTree) -> None:
+        """Take ``other``'s content (read again from the rollout) in one step."""
+        self.parents, self.children, self.anchors = other.parents, other.children, other.anchors
+        self.labels, self.reasons, self.compactions = other.labels, other.reasons, other.compactions
+        self._activate(other.active)
+
+    # ------------------------------------------------------------------ reading
+
+    def __contains__(self, turn_id: object) -> bool:
+        return turn_id in self.parents
+
+    def __len__(self) -> int:
+        return len(self.parents)
+
+    def path(self, leaf: str | None = None) -> list[str]:
+        """The turns from the root to ``leaf`` (the active branch's newest turn by default)."""
+        turn = self.active if leaf is None else leaf
+        path: list[str] = []
+        while turn is not None:
+            path.append(turn)
+            turn = self.parents.get(turn)
+        path.reverse()
+        return path
+
+    def on_path(self) -> frozenset[str]:
+        """The active path's turns, as a set (kept until the active branch changes)."""
+        if self._path_cache is None or self._path_cache[0] != self.active:
+            self._path_cache = (self.active, frozenset(self.path()))
+        return self._path_cache[1]
+
+    def record_on_active_path(self, seq: int) -> bool:
+        """True when record ``seq`` is part of the active branch's view."""
+        if not 0 <= seq < len(self.anchors):
+            return True  # not read yet: written after the tree was (on the active branch)
+        anchor = self.anchors[seq]
+        return anchor is None or anchor in self.on_path()
+
+    def anchor_of(self, seq: int) -> str | None:
+        return self.anchors[seq] if 0 <= seq < len(self.anchors) else self.active
+
+    def siblings(self, turn_id: str) -> list[str]:
+        return list(self.children.get(self.parents.get(turn_id), [])) if turn_id in self else []
+
+    def newest_leaf(self, turn_id: str) -> str:
+        """The newest turn of the branches that hold ``turn_id``: the last made of its
+        descendants (itself when it has none)."""
+        newest, stack = turn_id, [turn_id]
+        order = {turn: n for n, turn in enumerate(self.parents)}
+        while stack:
+            turn = stack.pop()
+            if order[turn] > order[newest]:
+                newest = turn
+            stack.extend(self.children.get(turn, ()))
+        return newest
+
+    def branch_points(self, path: Iterable[str] | None = None) -> Iterator[str]:
+        """The turns of ``path`` (the active one by default) that have siblings."""
+        for turn in self.path() if path is None else path:
+            if len(self.children.get(self.parents.get(turn), ())) > 1:
+                yield turn
+
+
+def read_tree(records: Iterable[Record]) -> TurnTree:
+    tree = TurnTree()
+    for record in records:
+        tree.note(record.type, record.payload)
+    return tree
+
+
+R = TypeVar("R", bound=Record)
+
+
+def records_on_path(records: list[R], tree: TurnTree, leaf: str | None) -> list[R]:
+    """The records of ``leaf``'s view (``tree`` read from ``records``), in file order."""
+    on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
+    return [
+        record
+        for record, anchor in zip(records, tree.anchors, strict=True)
+        if (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD
+    ]
