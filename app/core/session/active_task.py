@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from .. import protocol as p
 
-TaskKind = Literal["regular", "compact"]
+TaskKind = Literal["regular", "compact", "branch"]
 
 
 class ActiveTask:

@@ -20,13 +20,18 @@ if TYPE_CHECKING:
 class SessionConfig:
     """The configuration, tools and provider one session uses now."""
 
-    def __init__(self, config: CoreConfig, recall: RecallTool, history: ContextHistory) -> None:
+    def __init__(self, config: CoreConfig, recall: RecallTool) -> None:
         self.config = config
         self._recall = recall
-        self._history = history
+        self._history: ContextHistory | None = None
         self.tools = SessionTools(config, recall)
-        history.set_tools(self.tools.specs())
         self._provider: ModelProvider | None = None
+
+    def attach(self, history: ContextHistory) -> None:
+        """``history`` (made with the instructions in force) is the active branch's from now
+        on: the tools and later changes of the settings follow into it."""
+        self._history = history
+        history.set_tools(self.tools.specs())
 
     def provider(self) -> ModelProvider:
         """The provider for the settings in force, made on first use."""
@@ -49,11 +54,13 @@ class SessionConfig:
             stale = self._provider
             self._provider = None
             asyncio.get_running_loop().create_task(stale.close())
+        history = self._history
         if SessionTools.changed(old, config):
             self.tools = SessionTools(config, self._recall)
-            self._history.set_tools(self.tools.specs())
-        if old.instructions != config.instructions:
-            self._history.set_instructions(config.instructions)
+            if history is not None:
+                history.set_tools(self.tools.specs())
+        if history is not None and old.instructions != config.instructions:
+            history.set_instructions(config.instructions)
         return describe_config_change(old, config)
 
     async def close(self) -> None:

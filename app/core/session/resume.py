@@ -12,7 +12,8 @@ from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import ENDED_KIND
-from ..rollout.store import RecordTally, progress_reporter, resume_rollout
+from ..conversation.tree import TurnTree, records_on_path
+from ..rollout.store import RolloutRecord, progress_reporter, resume_rollout
 from ..system.collector import collector_paused
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class SessionResume:
         meter: UsageMeter,
         notices: Notices,
         turns: UserTurnTask,
-        recall_index: RecallIndex,
+        tree: TurnTree,
         emit: Callable[[p.Event], None],
     ) -> None:
         self._config = config
@@ -58,28 +59,26 @@ class SessionResume:
         self._meter = meter
         self._notices = notices
         self._turns = turns
-        self._recall_index = recall_index
+        self._tree = tree
         self._emit = emit
 
-    def resume(self) -> None:
-        """Read the rollout (in a worker thread: the caller's) and take over its writer."""
+    def resume(self, recall_index: RecallIndex) -> None:
+        """Read the rollout (in a worker thread: the caller's), take over its writer, and build
+        the active branch's view."""
         store = self._store
         path = store.path
         if not path.exists():
             raise FileNotFoundError(f"No saved conversation with id {store.id}")
-        read = RecordTally()
+        records: list[RolloutRecord] = []
         with collector_paused():  # only live containers are made: collections are waste
-            resumed = resume_rollout(path, consume=lambda r: self.replay(read.each(r)))
-        warnings = list(resumed.warnings)
+            resumed = resume_rollout(path, consume=records.extend)
+            for record in records:
+                self._tree.note(record.type, record.payload)
+            warnings = list(resumed.warnings) + self.load(records, self._tree, self._tree.active)
         store.writer, store.read_only = resumed.writer, resumed.read_only
-        self._recall_index.follow(resumed.writer, records=read.count)
+        recall_index.follow(resumed.writer, records=len(records))
         if resumed.read_only:
             warnings.append(resumed.read_only)
-        # A crash between a tool call and its output would make every later request fail.
-        repair = pair_tool_calls(self._history.raw_items())
-        if repair.changed:
-            self._history.replace(repair.items)
-            warnings.append(f"Repaired this conversation: {repair.describe()}.")
         self._emit(
             p.SessionConfigured(
                 session_id=store.id,
@@ -90,6 +89,17 @@ class SessionResume:
         )
         for warning in warnings:
             self._emit(p.Warning(message=warning))
+
+    def load(self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None) -> list[str]:
+        """Build the view at turn ``leaf`` (``None``: before the first turn) from every record
+        of the rollout (``tree`` read from them); the warnings it has for the user."""
+        self.replay(records_on_path(records, tree, leaf))
+        # A crash between a tool call and its output would make every later request fail.
+        repair = pair_tool_calls(self._history.raw_items())
+        if not repair.changed:
+            return []
+        self._history.replace(repair.items)
+        return [f"Repaired this conversation: {repair.describe()}."]
 
     async def precount(self) -> None:
         """Count the long texts the gauge needs at once (those after the last reported

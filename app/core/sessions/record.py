@@ -18,6 +18,7 @@ from .index import SESSION_TITLE_RECORD, SessionIndex, SessionInfo
 if TYPE_CHECKING:
     from ..config import CoreConfig
     from ..conversation.transcript import Transcript
+    from ..conversation.tree import TurnTree
     from ..recall.index import RecallIndex
 
 TITLE_LENGTH = 80
@@ -42,7 +43,8 @@ class SessionRecord:
         *,
         config: Callable[[], CoreConfig],
         recall_index: RecallIndex,
-        transcript: Transcript,
+        tree: TurnTree,
+        transcript: Callable[[], Transcript],
         usage: Callable[[], int],
         emit: Callable[[p.Event], None],
     ) -> None:
@@ -50,6 +52,7 @@ class SessionRecord:
         self.path = path
         self._config = config
         self._recall_index = recall_index
+        self._tree = tree  # every record written is placed in the conversation's tree
         self._transcript = transcript
         self._usage = usage
         self._emit = emit
@@ -74,8 +77,11 @@ class SessionRecord:
                 raise ReadOnlySession(str(exc)) from exc
             self._recall_index.follow(self.writer, records=0 if fresh else None)
             if fresh:
-                self.writer.append("session_meta", self.meta())
+                meta = self.meta()
+                self.writer.append("session_meta", meta)
+                self._tree.note("session_meta", meta)
         self.writer.append(kind, payload)
+        self._tree.note(kind, payload)
 
     def meta(self) -> dict[str, Any]:
         from app import __version__
@@ -128,10 +134,11 @@ class SessionRecord:
         write itself may run in a worker)."""
         if self.writer is None:
             return None
+        transcript = self._transcript()
         return _Entry(
             sessions_dir=self._config().sessions_dir,
-            title=self.title or title_from(self._transcript.first_user_text),
-            messages=self._transcript.message_count,
+            title=self.title or title_from(transcript.first_user_text),
+            messages=transcript.message_count,
             tokens=self._usage(),
         )
 
@@ -162,6 +169,7 @@ class SessionRecord:
                     updated_at=now(),
                     tokens=entry.tokens,
                     message_count=entry.messages,
+                    forked_from=existing.forked_from if existing else "",
                 )
             )
         except OSError as exc:

@@ -23,7 +23,9 @@ def config(tmp_path: Path, **overrides: Any) -> CoreConfig:
 
 def make(tmp_path: Path, **overrides: Any) -> tuple[SessionConfig, ContextHistory]:
     history = ContextHistory(TokenCounter("gpt-4o", allow_download=False), "Be brief.")
-    return SessionConfig(config(tmp_path, **overrides), None, history), history  # type: ignore[arg-type]
+    settings = SessionConfig(config(tmp_path, **overrides), None)  # type: ignore[arg-type]
+    settings.attach(history)
+    return settings, history
 
 
 async def test_the_provider_is_kept_until_the_connection_settings_change(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ async def test_each_item_of_the_view_is_listed_with_the_gauges_count(
     server.enqueue(Reply(text="THE SUMMARY"))
     await run(session, ops.Compact())
     entries = session.context_view()
-    assert entries == context_entries(session._history, session._compactor.pins)
-    assert [e.tokens for e in entries] == session._history.item_tokens()
+    assert entries == context_entries(session._parts.history, session._parts.compactor.pins)
+    assert [e.tokens for e in entries] == session._parts.history.item_tokens()
     assert [e.injected for e in entries].count(True) == 1  # the environment block
     (summary,) = [e for e in entries if e.is_summary]
     assert "THE SUMMARY" in summary.text and summary.role == "user"

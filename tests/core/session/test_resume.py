@@ -82,7 +82,7 @@ def test_replay_restores_a_withdrawn_turn_as_not_sent(make_config) -> None:
         def __init__(self, type_: str, payload: dict) -> None:
             self.type, self.payload = type_, payload
 
-    session._resume.replay([
+    session._parts.resume.replay([
         Record("response_item", {"item": kept, "turn_id": "t1"}),
         Record("response_item", {"item": user_message("too big"), "turn_id": "t2"}),
         Record("history_replaced", {"turn_id": "t2", "replacement_history": [kept]}),

@@ -12,6 +12,7 @@ import pytest
 from app.core import CoreConfig
 from app.core import protocol as p
 from app.core.conversation.transcript import Transcript
+from app.core.conversation.tree import TurnTree
 from app.core.items import user_message
 from app.core.rollout.store import RolloutWriter
 from app.core.sessions.index import SessionIndex
@@ -42,9 +43,10 @@ def make(tmp_path: Path, transcript: Transcript | None = None) -> tuple[SessionR
     )
     index = Index()
     events: list[p.Event] = []
+    shown = transcript or Transcript()
     record = SessionRecord(
         "sid", config.sessions_dir / "sid.jsonl", config=lambda: config,
-        recall_index=index, transcript=transcript or Transcript(), usage=lambda: 1234,
+        recall_index=index, tree=TurnTree(), transcript=lambda: shown, usage=lambda: 1234,
         emit=events.append,
     )
     return record, index, events
