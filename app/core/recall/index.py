@@ -161,34 +161,45 @@ class RecallIndex:
     # ------------------------------------------------------------------------ searching
 
     def search(
-        self, query: SearchQuery, limit: int, in_view: frozenset[bytes] = frozenset()
+        self,
+        query: SearchQuery,
+        limit: int,
+        in_view: frozenset[bytes] = frozenset(),
+        where: Callable[[int], bool] | None = None,
     ) -> RecallResult:
         """The best ``limit`` passages for ``query``, those whose item is not in ``in_view``
-        (digests of the model's view, see :func:`item_digest`) first. Blocking: call it off
-        the event loop. Raises ``OSError``/``sqlite3.Error`` only when even an index in memory
-        cannot be built."""
+        (digests of the model's view, see :func:`item_digest`) first; with ``where``, only
+        those of the records it accepts (by their number in the rollout: a branch's). Blocking:
+        call it off the event loop. Raises ``OSError``/``sqlite3.Error`` only when even an
+        index in memory cannot be built."""
         with self._db_lock:
             if self._closed:
                 return RecallResult([], False, "the conversation is closed")
             self._drain_safely(catch_up=True)
             try:
-                return self._search(query, limit, in_view)
+                return self._search(query, limit, in_view, where)
             except sqlite3.DatabaseError:
                 self._rebuild("the search index was damaged and has been rebuilt")
-                return self._search(query, limit, in_view)
+                return self._search(query, limit, in_view, where)
 
-    def _search(self, query: SearchQuery, limit: int, in_view: frozenset[bytes]) -> RecallResult:
+    def _search(
+        self,
+        query: SearchQuery,
+        limit: int,
+        in_view: frozenset[bytes],
+        where: Callable[[int], bool] | None,
+    ) -> RecallResult:
         conn = self._connection()
         all_words = True
-        rows = self._candidates(conn, query.match)
+        rows = self._candidates(conn, query.match, where)
         if not rows:
             all_words = False
-            rows = self._candidates(conn, query.any_match)
+            rows = self._candidates(conn, query.any_match, where)
         fresh = [row for row in rows if row[1] not in in_view]
         seen = [row for row in rows if row[1] in in_view]
         chosen = (fresh + seen)[:limit]
         hits: list[RecallHit] = []
-        for rowid, digest in chosen:
+        for rowid, digest, _seq in chosen:
             seq, turn, role, tool, time, ref, blob = conn.execute(
                 "SELECT seq, turn, role, tool, time, ref, text FROM passages WHERE id = ?",
                 (rowid,),
@@ -208,12 +219,16 @@ class RecallIndex:
         return RecallResult(hits, all_words and bool(hits), self._note)
 
     @staticmethod
-    def _candidates(conn: sqlite3.Connection, match: str) -> list[tuple[int, bytes]]:
-        return conn.execute(
-            "SELECT fts.rowid, passages.digest FROM fts JOIN passages ON passages.id = fts.rowid "
+    def _candidates(
+        conn: sqlite3.Connection, match: str, where: Callable[[int], bool] | None
+    ) -> list[tuple[int, bytes, int]]:
+        rows: list[tuple[int, bytes, int]] = conn.execute(
+            "SELECT fts.rowid, passages.digest, passages.seq FROM fts "
+            "JOIN passages ON passages.id = fts.rowid "
             "WHERE fts MATCH ? ORDER BY bm25(fts, 1.0, 0.5) LIMIT ?",
             (match, CANDIDATES),
         ).fetchall()
+        return rows if where is None else [row for row in rows if where(row[2])]
 
     # ------------------------------------------------------------------------ storage
 

@@ -11,7 +11,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import protocol as p
 from ..config import CoreConfig
@@ -53,6 +53,21 @@ def recall_budget(window: int | None) -> int:
     return max(MIN_BUDGET, min(MAX_BUDGET, window // BUDGET_SHARE))
 
 
+class BranchLookup(Protocol):
+    """Where a rollout record belongs in the conversation's tree (``TurnTree``)."""
+
+    def record_on_active_path(self, seq: int) -> bool: ...
+
+    def anchor_of(self, seq: int) -> str | None: ...
+
+
+def _branch_of(tree: BranchLookup | None, seq: int) -> dict[str, Any]:
+    """A match's turn and whether it is on the active branch (nothing without a tree)."""
+    if tree is None:
+        return {}
+    return {"turn_id": tree.anchor_of(seq) or "", "on_branch": tree.record_on_active_path(seq)}
+
+
 class RecallTool:
     """The recall tool of one session: its index, and how it answers."""
 
@@ -70,6 +85,9 @@ class RecallTool:
         self._history = history
         self._window = window
         self._count = count
+        # The conversation's tree (set by the session): the model searches its active branch;
+        # the user's find searches every branch and says where each match is.
+        self.tree: BranchLookup | None = None
 
     def spec(self) -> dict[str, Any]:
         return function_spec(
@@ -113,7 +131,8 @@ class RecallTool:
                 "symbols). Ask again with words from what you are looking for.",
                 ok=False,
             )
-        result = await self.find(query, limit)
+        tree = self.tree
+        result = await self.find(query, limit, tree.record_on_active_path if tree else None)
         if isinstance(result, str):
             return ToolResult(result, ok=False)
         return ToolResult(self._format(shown, query, result), ok=True)
@@ -127,12 +146,14 @@ class RecallTool:
         result = await self.find(query, limit)
         if isinstance(result, str):
             return p.ConversationMatches(query=text, message=result)
+        tree = self.tree
         found = [
             p.ConversationMatch(
                 turn=hit.turn, role=hit.role, tool=hit.tool, time=hit.time,
                 excerpt=excerpt(hit.text, query.words, USER_EXCERPT_CHARS), call_id=hit.call_id,
                 anchor=excerpt(hit.text, query.words, ANCHOR_CHARS).strip("…").strip(),
-                in_view=hit.in_view,
+                in_view=hit.in_view and (tree is None or tree.record_on_active_path(hit.seq)),
+                **_branch_of(tree, hit.seq),
             )
             for hit in result.hits
         ]
@@ -141,17 +162,26 @@ class RecallTool:
             message = f"{message} ({result.note})".strip()
         return p.ConversationMatches(query=text, matches=found, message=message)
 
-    async def find(self, query: SearchQuery, limit: int) -> RecallResult | str:
-        """The index's answer, or why there is none in words."""
+    async def find(
+        self, query: SearchQuery, limit: int, where: Callable[[int], bool] | None = None
+    ) -> RecallResult | str:
+        """The index's answer (``where``: only the records it accepts), or why there is none
+        in words."""
         items = list(self._history())
         try:
-            return await asyncio.to_thread(self._find, query, limit, items)
+            return await asyncio.to_thread(self._find, query, limit, items, where)
         except Exception as exc:  # noqa: BLE001 - a broken index must not end the turn
             return f"recall could not search this conversation: {exc}"
 
-    def _find(self, query: SearchQuery, limit: int, items: list[Item]) -> RecallResult:
+    def _find(
+        self,
+        query: SearchQuery,
+        limit: int,
+        items: list[Item],
+        where: Callable[[int], bool] | None,
+    ) -> RecallResult:
         in_view = frozenset(d for d in map(item_digest, items) if d is not None)
-        return self.index.search(query, limit, in_view)
+        return self.index.search(query, limit, in_view, where)
 
     def _format(self, shown: str, query: SearchQuery, result: RecallResult) -> str:
         notes = [n for n in (query.note, result.note) if n]

@@ -22,10 +22,16 @@ Entry = dict[str, Any]
 _completed = p.ItemCompleted.__pydantic_validator__.validate_python
 _SHOWN_KINDS = frozenset(("message", "function_call", "reasoning"))
 
-def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Event]:
+def replay_events(
+    entries: list[Entry],
+    undo_item_id: str | None,
+    branches: dict[str, p.TurnBranches] | None = None,
+) -> list[p.Event]:
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
-    compaction Undo would undo now."""
+    compaction Undo would undo now; ``branches``: the turns with siblings, each told after its
+    first row."""
     events: list[p.Event] = []
+    untold = dict(branches or {})
     # Items saved without an id get one here, all made first: made one by one between the
     # events (which are freed once drawn) they kept scattered memory in use for as long as
     # the rows holding them live, megabytes for a long session.
@@ -40,6 +46,8 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
             event = _item_event(entry, turn_id, fresh)
             if event is not None:
                 events.append(event)
+                if untold and turn_id in untold:
+                    events.append(untold.pop(turn_id))
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
         elif kind == ENDED_KIND:  # a compaction that failed or was stopped

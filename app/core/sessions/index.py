@@ -84,6 +84,7 @@ def _info_from_json(entry: Any) -> SessionInfo | None:
         updated_at=entry["updated_at"],
         tokens=entry.get("tokens", 0),
         message_count=entry.get("message_count", 0),
+        forked_from=str(entry.get("forked_from") or ""),
     )
 
 

@@ -23,6 +23,7 @@ class SessionInfo:
     updated_at: str
     tokens: int = 0
     message_count: int = 0
+    forked_from: str = ""  # the session this one was forked from ("" for none)
 
 
 def _record_item(record: RolloutRecord) -> Item:
@@ -64,6 +65,7 @@ class _Summary:
         self.first_user_text: str | None = None
         self.message_count = base.message_count if base else 0
         self.tokens = base.tokens if base else 0
+        self.forked_from = base.forked_from if base else ""
 
     def add(self, record: RolloutRecord) -> None:
         payload = record.payload
@@ -82,6 +84,9 @@ class _Summary:
                 if isinstance(value, str) and value:
                     self.created_at = value
                     break
+            source = payload.get("forked_from")
+            if isinstance(source, dict) and isinstance(source.get("session_id"), str):
+                self.forked_from = source["session_id"]
         elif record.type == "response_item":
             item = _record_item(record)
             if _conversation_message(item):
@@ -110,6 +115,7 @@ class _Summary:
             updated_at=self.updated_at or created_at,
             tokens=self.tokens,
             message_count=self.message_count,
+            forked_from=self.forked_from,
         )
 
 

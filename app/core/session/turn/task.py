@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ...conversation.count_refiner import CountRefiner
     from ...conversation.history import ContextHistory
     from ...conversation.transcript import Transcript
+    from ...conversation.tree import TurnTree
     from ...providers.base import ModelProvider
     from ...providers.sampling import StreamAttempt
     from ...recall import SessionTools
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from ..event_stream import EventStream
     from ..notices import Notices
     from ..usage_meter import UsageMeter
+    from .branch_start import BranchStart
     from .request import TurnRequests
     from .retry import TurnRetry
 
@@ -64,10 +66,12 @@ class UserTurnTask:
         provider: Callable[[], ModelProvider],
         transcript: Transcript,
         events: EventStream,
+        tree: TurnTree,
         emit: Callable[[p.Event], None],
         emit_undo_state: Callable[[], None],
     ) -> None:
         self._config = config
+        self._tree = tree
         self._tools = tools
         self._history = history
         self._counter = counter
@@ -94,22 +98,26 @@ class UserTurnTask:
         self._emit_undo_state = emit_undo_state
         self.last_model: str | None = None  # the model of the last turn (recorded)
 
-    async def run(self, op: p.UserTurn) -> None:
+    async def run(self, op: p.UserTurn, branch: BranchStart | None = None) -> None:
+        """Run one user turn. ``branch``: the turn starts a new branch (an edit or a
+        regeneration): the view it follows is in place, its message checked, and its input
+        comes from the turn it replaces (``BranchStart``)."""
         turn_id = new_id("turn")
         meter = self._meter
         self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=meter.window()))
-        retry = self._retry.is_retry(op)  # RetryTurn: the message is in the history already
+        # RetryTurn, or a new branch whose input is ready: the message is not recorded again.
+        retry = self._retry.is_retry(op) or branch is not None
         self._retry.forget("The message is being sent again." if retry else None)
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
         attempt_box: list[StreamAttempt] = []
         self._items.start()
-        user_saved = retry
+        user_saved = retry and branch is None
         try:
             if not retry:
                 await self._counter.precount([op.text])  # a long message: counted off-thread
             await self._refiner.settled()  # what the decisions below count must be exact
-            if not retry and not self._message_fits(turn_id, op.text):
+            if branch is None and not retry and not self.message_fits(turn_id, op.text):
                 raise TurnFailed
             self._compactor.undo.turn_started()
             self._emit_undo_state()
@@ -120,12 +128,17 @@ class UserTurnTask:
                 "turn_context",
                 {
                     "turn_id": turn_id,
+                    "parent": self._tree.active if branch is None else branch.parent,
                     "model": config.model,
                     "context_window": meter.window(),
                     "auto_compact_limit": meter.limit(),
-                    **({"retry": True} if retry else {}),
+                    **({"retry": True} if retry and branch is None else {}),
+                    **(branch.record() if branch is not None else {}),
                 },
             )
+            if branch is not None:
+                user_saved = True
+                branch.started(turn_id)  # its input recorded and in place, the branch active
             # The message is shown and recorded at once, before any pre-turn compaction: that
             # compaction leaves it out (the pre-turn shape) and puts it back last.
             before = (
@@ -164,7 +177,7 @@ class UserTurnTask:
             )
         )
 
-    def _message_fits(self, turn_id: str, text: str) -> bool:
+    def message_fits(self, turn_id: str, text: str) -> bool:
         """Refuse, before anything is sent or stored, a message that cannot fit the window even
         alone (with the instructions, tools and environment block, and room for an answer)."""
         in_server_tokens = self._meter.in_server_tokens()

@@ -1,0 +1,301 @@
+"""The conversation as a tree, as ops: edit a turn's message, regenerate its answer, switch
+branch, fork into a new session. Each is refused in words while a turn or compaction runs, for
+a turn the conversation does not have, and for a session that cannot be written.
+
+A branch's view is rebuilt from the rollout (``conversation.tree``), off the window's thread,
+into fresh parts that take over at once: the model then sees exactly what it saw at that point,
+whatever compactions, pins, summary edits and undos lie before it on the path and whatever lies
+on other branches. An edit or a regeneration sends the input the replaced turn was sent (its
+message, and what it compacted before its first request), with the new text for an edit, so a
+server's prompt cache still holds the prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Literal
+
+from .. import protocol as p
+from ..conversation.tree import TurnTree, read_tree
+from ..items import is_injected_context, is_message, message_text, new_id, user_message
+from ..rollout.store import RolloutRecord, read_rollout
+from ..sessions.fork import ForkError, write_fork
+from ..sessions.record import STORAGE_ERRORS
+from .parts import BranchParts, Shared, build_parts
+from .turn.branch_start import BranchStart
+
+Record = RolloutRecord
+BranchOp = p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession
+# What a turn sends before its first model output: its input, copied into an edit or a
+# regeneration of it.
+_INPUT_ROLES = frozenset(("user", "developer", "system"))
+
+
+class BranchUnavailable(Exception):
+    """The branch cannot be made or shown; the message says why in words."""
+
+
+class Branches:
+    """Runs the tree's ops for one session; ``install`` puts a rebuilt view in place."""
+
+    def __init__(
+        self,
+        shared: Shared,
+        *,
+        parts: Callable[[], BranchParts],
+        install: Callable[[BranchParts, TurnTree], Awaitable[None]],
+        busy: Callable[[], bool],
+    ) -> None:
+        self._shared = shared
+        self._tree = shared.tree
+        self._parts = parts
+        self._install = install
+        self._busy = busy
+
+    # ------------------------------------------------------------------ ops
+
+    def task(self, op: BranchOp) -> Coroutine[Any, Any, None] | None:
+        """The task that carries ``op`` out, or ``None`` after saying why it cannot run."""
+        refusal = self._refusal(op)
+        if refusal is not None:
+            self._shared.emit(p.Error(message=refusal, kind="invalid_op"))
+            return None
+        if isinstance(op, p.ForkSession):
+            return self._fork(op.turn_id)
+        if isinstance(op, p.SwitchBranch):
+            return self._switch(op.turn_id)
+        if isinstance(op, p.EditTurn):
+            return self._branch(op.turn_id, "edit", op.text)
+        return self._branch(op.turn_id, "regenerate", None)
+
+    def _refusal(self, op: BranchOp) -> str | None:
+        verb = {
+            "edit_turn": "edit a message", "regenerate_turn": "regenerate an answer",
+            "switch_branch": "switch branch", "fork_session": "fork the conversation",
+        }[op.op]
+        if self._busy():
+            return f"Wait for the current turn or compaction to finish before you {verb}."
+        if op.turn_id not in self._tree:
+            return f"Cannot {verb}: this conversation has no turn {op.turn_id!r}."
+        if isinstance(op, p.EditTurn) and not op.text.strip():
+            return "Type a message first."
+        read_only = self._shared.store.read_only
+        if read_only is not None and not isinstance(op, p.ForkSession):
+            return f"Cannot {verb}: {read_only}"
+        return None
+
+    async def _switch(self, turn_id: str) -> None:
+        tree = self._tree
+        leaf, before = tree.newest_leaf(turn_id), tree.active
+        if leaf == before:
+            self._announce(leaf, "switch")
+            return
+        try:
+            self._shared.store.record("branch_switched", {"turn_id": leaf})
+            await self._show(leaf)
+        except (*STORAGE_ERRORS, OSError, BranchUnavailable) as exc:
+            self._failed("switch branch", exc)
+            await self._restore(before)
+            return
+        self._announce(leaf, "switch")
+
+    async def _branch(
+        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None
+    ) -> None:
+        """A new branch from ``turn_id``'s parent, sent the input ``turn_id`` was sent (with
+        ``text`` as its message for an edit), which then runs."""
+        tree, before = self._tree, self._tree.active
+        parent = tree.parents[turn_id]
+        try:
+            records, read = await asyncio.to_thread(self._read)
+            source_input = turn_input(records, read, turn_id)
+            message = _message_of(source_input)
+            if message is None:
+                raise BranchUnavailable(
+                    "the message of that turn could not be read from the session's file"
+                )
+            if text is not None:
+                source_input = with_text(source_input, message, text)
+            parts = self._parts()
+            if text is not None and not parts.turns.message_fits(turn_id, text):
+                return
+            built, warnings = await asyncio.to_thread(self._build, records, read, parent)
+        except (OSError, BranchUnavailable) as exc:
+            self._failed(f"{reason} that turn", exc)
+            return
+        await self._install(built, read)
+        for warning in warnings:
+            self._shared.emit(p.Warning(message=warning))
+        start = BranchStart(
+            parent=parent, source=turn_id, reason=reason,
+            put_input=lambda new: self._put_input(new, source_input, reason),
+        )
+        try:
+            await self._parts().turns.run(p.UserTurn(text=text or message), start)
+        finally:
+            if tree.active == before:  # the new turn was never recorded: back where it was
+                await self._restore(before)
+
+    async def _fork(self, turn_id: str) -> None:
+        shared = self._shared
+        store, config = shared.store, shared.config()
+        try:
+            fork = await asyncio.to_thread(
+                write_fork, store.path, config, source_id=shared.session_id, turn_id=turn_id,
+                title=store.title,
+            )
+        except ForkError as exc:
+            self._failed("fork the conversation", exc)
+            return
+        shared.emit(
+            p.SessionForked(
+                session_id=fork.session_id, source_session_id=shared.session_id,
+                turn_id=turn_id, title=fork.title,
+            )
+        )
+
+    # ------------------------------------------------------------------ views
+
+    async def _show(self, leaf: str | None) -> None:
+        """Rebuild and install the view of ``leaf``'s branch from the rollout."""
+        records, tree = await asyncio.to_thread(self._read)
+        built, warnings = await asyncio.to_thread(self._build, records, tree, leaf)
+        await self._install(built, tree)
+        for warning in warnings:
+            self._shared.emit(p.Warning(message=warning))
+
+    async def _restore(self, leaf: str | None) -> None:
+        """Back to ``leaf``'s view after a branch op that could not be carried out."""
+        try:
+            if self._tree.active != leaf:
+                self._shared.store.record("branch_switched", {"turn_id": leaf})
+            await self._show(leaf)
+        except (*STORAGE_ERRORS, OSError, BranchUnavailable) as exc:
+            self._failed("show the branch again", exc)
+            return
+        self._announce(leaf, "switch")
+
+    def _read(self) -> tuple[list[RolloutRecord], TurnTree]:
+        """Every record of the rollout (appends are unbuffered: all is there) and its tree."""
+        records, _warnings = read_rollout(self._shared.store.path)
+        tree = read_tree(records)
+        if len(tree.anchors) != len(self._tree.anchors):
+            raise BranchUnavailable(
+                "the session's file changed while it was open (was it edited elsewhere?)"
+            )
+        return records, tree
+
+    def _build(
+        self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None
+    ) -> tuple[BranchParts, list[str]]:
+        parts = build_parts(self._shared)
+        warnings = parts.resume.load(records, tree, leaf)
+        return parts, warnings
+
+    def _put_input(self, turn_id: str, records: list[Record], reason: str) -> None:
+        """The new turn's input recorded under ``turn_id`` and put in the model's view; then the
+        branch is announced (the window draws it again)."""
+        store, parts = self._shared.store, self._parts()
+        for record in records:
+            payload = dict(record.payload, turn_id=turn_id)
+            if record.type == "compacted":
+                payload["item_id"] = new_id("cmp")
+            store.record(record.type, payload)
+            parts.resume.replay([record._replace(payload=payload)])
+        self._announce(turn_id, "edit" if reason == "edit" else "regenerate")
+
+    def _announce(self, leaf: str | None, reason: p.BranchReason) -> None:
+        emit = self._shared.emit
+        emit(p.BranchSwitched(turn_id=leaf or "", reason=reason))
+        if leaf is not None and (branches := self.turn_branches().get(leaf)) is not None:
+            emit(branches)
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        self._shared.emit(p.Error(message=f"Could not {what}: {exc}", kind="storage"))
+
+    # ------------------------------------------------------------------ the tree, told
+
+    def turn_branches(self) -> dict[str, p.TurnBranches]:
+        """The turns of the active branch that have siblings, as their ``TurnBranches``."""
+        tree = self._tree
+        found: dict[str, p.TurnBranches] = {}
+        for turn in tree.branch_points():
+            siblings = tree.siblings(turn)
+            found[turn] = p.TurnBranches(
+                turn_id=turn, siblings=siblings, index=siblings.index(turn),
+                regenerated=all(tree.reasons.get(s) == "regenerate" for s in siblings[1:]),
+            )
+        return found
+
+    def tree_view(self) -> p.ConversationTree:
+        tree = self._tree
+        on_path = tree.on_path()
+        return p.ConversationTree(
+            nodes=[
+                p.TreeNode(
+                    turn_id=turn, parent=parent, label=tree.labels.get(turn, ""),
+                    compactions=tree.compactions.get(turn, 0), active=turn in on_path,
+                )
+                for turn, parent in tree.parents.items()
+            ],
+            active=tree.active,
+        )
+
+
+def turn_input(records: list[RolloutRecord], tree: TurnTree, turn_id: str) -> list[Record]:
+    """What turn ``turn_id`` sent before its first model output: its user messages (the
+    environment block too when it added one) and what it compacted before its first request."""
+    found: list[Record] = []
+    started = False
+    for record, anchor in zip(records, tree.anchors, strict=True):
+        if anchor != turn_id:
+            if started:
+                break  # a turn's own records are contiguous up to its first child
+            continue
+        started = True
+        if record.type == "compacted":
+            found.append(record)
+        elif record.type == "response_item":
+            item = record.payload.get("item")
+            if not (isinstance(item, dict) and item.get("role") in _INPUT_ROLES):
+                break  # the model's output begins
+            found.append(record)
+    return found
+
+
+def _message_of(records: list[Record]) -> str | None:
+    """The user's own message among a turn's input (the last user message it recorded)."""
+    for record in reversed(records):
+        item = record.payload.get("item")
+        if (
+            record.type == "response_item"
+            and isinstance(item, dict)
+            and is_message(item, "user")
+            and not is_injected_context(item)
+        ):
+            return message_text(item)
+    return None
+
+
+def with_text(records: list[Record], old: str, new: str) -> list[Record]:
+    """A turn's input with its message ``old`` replaced by ``new``: in its own record, and where
+    a compaction before its first request put it back after the summary."""
+    changed: list[Record] = []
+    for record in records:
+        payload = record.payload
+        if record.type == "response_item" and _is_text(payload.get("item"), old):
+            payload = dict(payload, item=user_message(new))
+        elif record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
+            history = list(payload["replacement_history"])
+            for index in range(len(history) - 1, -1, -1):
+                if _is_text(history[index], old):
+                    history[index] = user_message(new)
+                    break
+            payload = dict(payload, replacement_history=history)
+        changed.append(record._replace(payload=payload))
+    return changed
+
+
+def _is_text(item: Any, text: str) -> bool:
+    return isinstance(item, dict) and is_message(item, "user") and message_text(item) == text

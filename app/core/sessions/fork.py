@@ -1,0 +1,94 @@
+"""A fork: a new session holding one path of a conversation up to and including a turn.
+
+The source is read once and left untouched. The fork's file starts with its own meta record,
+which names the session and turn it came from, and holds the path's records as they were
+written (turn ids included: a turn keeps its id in the fork). Compactions, pins, summary edits
+and undos on the path come along, so the fork's model sees what it saw at that turn.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..conversation.tree import BRANCH_RECORD, read_tree, records_on_path
+from ..rollout.lock import SessionInUse
+from ..rollout.store import RolloutWriteError, RolloutWriter, read_rollout, rollout_path
+from .index import SESSION_TITLE_RECORD, SessionIndex
+from .record import now
+from .summary import summarize_rollout
+from .titles import make_title
+
+if TYPE_CHECKING:
+    from ..config import CoreConfig
+
+
+class ForkError(Exception):
+    """The fork could not be written; the message says why in words (nothing was left)."""
+
+
+@dataclass(frozen=True)
+class Fork:
+    session_id: str
+    title: str
+
+
+def write_fork(
+    source: Path, config: CoreConfig, *, source_id: str, turn_id: str, title: str | None
+) -> Fork:
+    """Write the fork of ``source`` (session ``source_id``) at ``turn_id`` beside it and add it
+    to the session list. Raises ``ForkError`` in words; a half-written fork is removed."""
+    try:
+        records, _warnings = read_rollout(source)
+    except OSError as exc:
+        raise ForkError(f"the conversation's file could not be read ({exc})") from exc
+    tree = read_tree(records)
+    if turn_id not in tree:
+        raise ForkError(f"this conversation has no turn {turn_id!r}")
+    kept = [
+        record
+        for record in records_on_path(records, tree, turn_id)
+        if record.type not in ("session_meta", SESSION_TITLE_RECORD, BRANCH_RECORD)
+    ]
+    fork_id = str(uuid.uuid4())
+    path = rollout_path(config.sessions_dir, fork_id)
+    name = make_title(f"{title or tree.labels.get(tree.path(turn_id)[0], '')} (fork)")
+    meta = {
+        "id": fork_id,
+        "created_at": now(),
+        "model": config.model,
+        "forked_from": {"session_id": source_id, "turn_id": turn_id},
+        "coco_version": _version(),
+    }
+    try:
+        writer = RolloutWriter.exclusive(path)
+    except (OSError, RolloutWriteError, SessionInUse) as exc:
+        raise ForkError(_words(exc)) from exc
+    try:
+        writer.append("session_meta", meta)
+        writer.append(SESSION_TITLE_RECORD, {"title": name})
+        for record in kept:
+            writer.append(record.type, record.payload)
+        writer.sync()
+    except (OSError, RolloutWriteError) as exc:
+        writer.close()
+        path.unlink(missing_ok=True)
+        raise ForkError(_words(exc)) from exc
+    writer.close()
+    try:
+        SessionIndex(config.sessions_dir).upsert(summarize_rollout(path))
+    except OSError:
+        pass  # the list is rebuilt from the folder when it is next read
+    return Fork(fork_id, name)
+
+
+def _words(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, RolloutWriteError) else f"it could not be saved ({exc})"
+
+
+def _version() -> str:
+    from app import __version__
+
+    return __version__
