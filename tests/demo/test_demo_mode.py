@@ -52,8 +52,27 @@ async def test_reply_acknowledges_the_message_and_refers_to_earlier_ones(
     assert "birdhouse out of cedar" in text
     assert len(text) > 150  # a few sentences, not a one-liner
     assert response.usage.output_tokens == math.ceil(len(text.encode()) / 4)
-    again = await ask(demo_client, items)
-    assert again.output_text == text  # deterministic
+    # Deterministic: another server (a fresh model) answers the same input the same way.
+    with ModelServer("demo", tokens_per_second=None) as other:
+        fresh = openai.AsyncOpenAI(base_url=other.url, api_key="test", max_retries=0)
+        assert (await ask(fresh, items)).output_text == text
+        await fresh.close()
+
+
+async def test_the_same_input_asked_again_gets_another_answer(
+    demo_client: openai.AsyncOpenAI,
+) -> None:
+    """A regenerated turn sends its input again: the demo answers it differently each time."""
+    items = [user("Should I paint the birdhouse?")]
+    first = (await ask(demo_client, items)).output_text
+    second = (await ask(demo_client, items)).output_text
+    third = (await ask(demo_client, items)).output_text
+    assert len({first, second, third}) == 3
+    assert second.startswith("Here is another take. (answer 2)") and first in second
+    assert third.startswith("Let me put that differently. (answer 3)")
+    # A different conversation is a first answer again.
+    other = (await ask(demo_client, [user("Should I varnish the birdhouse?")])).output_text
+    assert not other.startswith(("Here is", "Let me", "One more"))
 
 
 async def test_what_did_i_say_first_quotes_the_first_user_message(

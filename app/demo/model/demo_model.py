@@ -26,11 +26,34 @@ from .tool_calls import file_intent, recall_call
 from .tool_results import describe_output
 
 
+# Said before an answer to a request it has answered before (a regenerated turn sends the same
+# input again): the offline demo shows that regenerating gives another answer.
+AGAIN_OPENINGS = (
+    "Here is another take.",
+    "Let me put that differently.",
+    "One more way to see it.",
+)
+
+
 class DemoModel:
-    """Answers one request; holds no state between requests (the input is the memory)."""
+    """Answers one request. The input is its memory, but for one thing: it counts the requests
+    it has seen, so the same input asked again (a regeneration) gets another answer."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, int] = {}
 
     def respond(self, conv: Conversation) -> Reply:
-        """The answer to a normal turn request."""
+        """The answer to a normal turn request; another one when the same input comes again."""
+        reply = self._respond(conv)
+        key = hash((conv.instructions, tuple((e.kind, e.text) for e in conv.entries)))
+        times = self._seen.get(key, 0)
+        self._seen[key] = times + 1
+        if times and reply.text and not reply.function_calls:
+            opening = AGAIN_OPENINGS[(times - 1) % len(AGAIN_OPENINGS)]
+            return Reply(text=f"{opening} (answer {times + 1})\n\n{reply.text}")
+        return reply
+
+    def _respond(self, conv: Conversation) -> Reply:
         last = conv.last
         if last is None:
             return Reply(text="There is no message for me to answer yet. Say something!")

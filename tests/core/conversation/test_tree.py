@@ -1,0 +1,104 @@
+"""The conversation's tree read from rollout records: parents, the active branch, anchors and
+the records of a branch's view."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from app.core.conversation.tree import TurnTree, read_tree, records_on_path
+
+
+class Rec(NamedTuple):
+    type: str
+    payload: dict[str, Any]
+
+
+def turn(turn_id: str, **fields: Any) -> Rec:
+    return Rec("turn_context", {"turn_id": turn_id, **fields})
+
+
+def user(turn_id: str, text: str) -> Rec:
+    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    return Rec("response_item", {"turn_id": turn_id, "item": item})
+
+
+def switch(turn_id: str | None) -> Rec:
+    return Rec("branch_switched", {"turn_id": turn_id})
+
+
+META = Rec("session_meta", {"id": "s"})
+
+
+def test_a_rollout_written_before_branches_reads_as_one_branch() -> None:
+    records = [META, turn("a"), user("a", "one"), turn("b"), user("b", "two"), turn("c")]
+    tree = read_tree(records)
+    assert tree.parents == {"a": None, "b": "a", "c": "b"}
+    assert tree.active == "c" and tree.path() == ["a", "b", "c"]
+    assert records_on_path(records, tree, tree.active) == records
+    assert tree.anchors == [None, "a", "a", "b", "b", "c"]
+
+
+def test_records_belong_to_the_newest_turn_of_the_branch_active_when_written() -> None:
+    records = [
+        META, turn("a", parent=None), user("a", "one"),
+        turn("b", parent="a"), user("b", "two"),
+        turn("b2", parent="a", branch_reason="edit"), user("b2", "two, edited"),
+        Rec("pin", {"key": "k"}),  # made on b2's branch
+        switch("b"),
+        Rec("pin", {"key": "other"}),  # made on b's branch
+        Rec("session_title", {"title": "t"}),  # the whole session's
+    ]
+    tree = read_tree(records)
+    assert tree.active == "b" and tree.siblings("b2") == ["b", "b2"]
+    assert tree.reasons == {"b2": "edit"}
+    on_b = [r.payload.get("key") or r.payload.get("title") or r.type for r in
+            records_on_path(records, tree, "b") if r.type != "response_item"]
+    assert on_b == ["session_meta", "turn_context", "turn_context", "other", "t"]
+    texts = [r.payload["item"]["content"][0]["text"] for r in records_on_path(records, tree, "b2")
+             if r.type == "response_item"]
+    assert texts == ["one", "two, edited"]
+    # Before the first turn: only what belongs to the whole session.
+    assert records_on_path(records, tree, None) == [META, records[-1]]
+
+
+def test_the_active_path_decides_which_record_numbers_are_in_view() -> None:
+    tree = read_tree([META, turn("a", parent=None), turn("b", parent="a"),
+                      turn("c", parent="a"), Rec("event", {})])
+    assert [tree.record_on_active_path(n) for n in range(5)] == [True, True, False, True, True]
+    assert tree.anchor_of(2) == "b" and tree.anchor_of(4) == "c"
+    assert tree.record_on_active_path(5)  # written after the tree was read: the active branch
+    tree.note("branch_switched", {"turn_id": "b"})
+    assert [tree.record_on_active_path(n) for n in range(5)] == [True, True, True, False, False]
+
+
+def test_switching_to_a_turn_goes_to_the_newest_turn_of_its_branches() -> None:
+    tree = TurnTree()
+    for turn_id, parent in (("a", None), ("b", "a"), ("c", "b"), ("d", "a"), ("e", "b")):
+        tree.add_turn(turn_id, parent)
+    assert tree.newest_leaf("a") == "e"  # made last, under a
+    assert tree.newest_leaf("c") == "c"
+    assert tree.newest_leaf("d") == "d"
+    assert list(tree.branch_points(["a", "b", "e"])) == ["b", "e"]
+
+
+def test_labels_and_compactions_are_noted_per_turn() -> None:
+    tree = read_tree([
+        turn("a", parent=None),
+        user("a", "<environment_context>...</environment_context>"),
+        user("a", "  a   first\nquestion " + "x" * 200),
+        Rec("compacted", {}), Rec("compacted", {}),
+    ])
+    assert tree.labels["a"].startswith("a first question x") and len(tree.labels["a"]) == 80
+    assert tree.compactions == {"a": 2}
+
+
+def test_a_turn_naming_an_unknown_parent_starts_at_the_root() -> None:
+    tree = read_tree([turn("a", parent=None), turn("b", parent="gone")])
+    assert tree.parents["b"] is None and tree.path() == ["b"]
+
+
+def test_adopt_takes_another_tree_whole() -> None:
+    tree, other = TurnTree(), read_tree([turn("a", parent=None), turn("b", parent="a")])
+    tree.add_turn("x", None)
+    tree.adopt(other)
+    assert tree.active == "b" and tree.path() == ["a", "b"] and "x" not in tree
