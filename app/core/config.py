@@ -47,6 +47,9 @@ class CoreConfig(BaseModel):
     compact_prompt: str | None = None
     compaction_model: str | None = None
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
+    # Whether an edit or a switch carries a short summary of the branch left behind when the
+    # op does not say (``ask``: the front end asks and says).
+    branch_summary: Literal["never", "ask", "always"] = "never"
     workspace: Path | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
     # Where tiktoken's BPE files are looked for; None means the app's cache directory.

@@ -14,7 +14,8 @@ Item = dict[str, Any]
 # Opening tags of context blocks Coco injects itself; such user messages are not "real" user
 # messages: compaction never keeps them and titles never use them.
 ENVIRONMENT_CONTEXT_OPEN = "<environment_context>"
-INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>")
+# ``<branch_summary>``: a branch left behind, carried into another (session/branch_summary.py).
+INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>", "<branch_summary>")
 
 
 def new_id(prefix: str) -> str:

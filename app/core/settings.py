@@ -80,6 +80,8 @@ class AppSettings(BaseModel):
     server_side_compaction: bool = False
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
+    # An edit or a branch switch carries a summary of the branch left behind: never, ask, always.
+    branch_summary: Literal["never", "ask", "always"] = "never"
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""
     # The model may search the whole conversation (the recall tool).
@@ -305,6 +307,7 @@ def build_core_config(
             "" if settings.provider in ("demo", "custom") else _PROVIDER_NAMES[settings.provider]
         ),
         "summary_style": settings.summary_style,
+        "branch_summary": settings.branch_summary,
         "compaction_model": settings.compaction_model or None,
         "compact_prompt": settings.compact_prompt or None,
         "workspace": Path(settings.workspace) if settings.workspace.strip() else None,

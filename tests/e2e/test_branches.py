@@ -248,3 +248,50 @@ async def test_recall_searches_the_active_branch_and_find_says_which_branch(
     match = of_type(events, "conversation_matches")[0].matches[0]
     assert match.turn_id == second and not match.on_branch and not match.in_view
     await session.close()
+
+
+async def test_an_edit_can_carry_a_summary_of_the_branch_it_leaves(server, make_config):
+    session = await Session.open(make_config())
+    ask(server, "responses", "A1")
+    await turn(session, "plan a trip")
+    ask(server, "responses", "Rome is hot in July.")
+    second = await turn(session, "we tried Rome in July")
+
+    server.enqueue(Reply(text="- Rome in July was judged too hot."))  # the branch summary
+    ask(server, "responses", "Then Oslo.")
+    events = await run(
+        session, ops.EditTurn(turn_id=second, text="what about Oslo?", carry_summary=True)
+    )
+    summary_request = server.requests_to("responses")[-2].body
+    assert ("user", "we tried Rome in July") in input_texts(summary_request)
+    switched = of_type(events, "branch_switched")[0]
+    assert switched.summary == "- Rome in July was judged too hot."
+    texts = [text for _, text in sent(server, "responses")]
+    assert texts[-1] == "what about Oslo?"
+    assert "<branch_summary>" in texts[-2] and "judged too hot" in texts[-2]
+    await session.close()
+
+
+async def test_a_switch_carries_the_person_s_own_words_when_the_model_cannot(
+    server, make_config
+):
+    session = await Session.open(make_config(max_retries=0, branch_summary="always"))
+    ask(server, "responses", "A1")
+    first = await turn(session, "hello")
+    ask(server, "responses", "B")
+    await turn(session, "my budget is 500 euros")
+    ask(server, "responses", "C")
+    await run(session, ops.EditTurn(turn_id=first, text="hi", carry_summary=False))
+
+    from app.demo import Fault
+
+    server.enqueue(Fault.status(500, "down"))  # the summary request fails
+    events = await op_until(session, ops.SwitchBranch(turn_id=first), "branch_switched")
+    switched = of_type(events, "branch_switched")[-1]
+    assert "budget is 500 euros" not in switched.summary  # the branch left is "hi" → C
+    assert switched.summary.startswith("- ")
+    model_view = " ".join(text for _, text in input_texts({"input": session.history()}))
+    assert "<branch_summary>" in model_view
+    shown = [e.message for e in of_type(session.replay_events(), "background")]
+    assert any(m.startswith("Carried a summary of the branch left behind") for m in shown)
+    await session.close()

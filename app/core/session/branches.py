@@ -22,6 +22,7 @@ from ..items import is_injected_context, is_message, message_text, new_id, user_
 from ..rollout.store import RolloutRecord, read_rollout
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
+from .branch_summary import BranchSummary, summarize_branch, summary_item, wants_summary
 from .parts import BranchParts, Shared, build_parts
 from .turn.branch_start import BranchStart
 
@@ -63,11 +64,12 @@ class Branches:
             return None
         if isinstance(op, p.ForkSession):
             return self._fork(op.turn_id)
+        carry = wants_summary(getattr(op, "carry_summary", False), self._shared.config())
         if isinstance(op, p.SwitchBranch):
-            return self._switch(op.turn_id)
+            return self._switch(op.turn_id, carry)
         if isinstance(op, p.EditTurn):
-            return self._branch(op.turn_id, "edit", op.text)
-        return self._branch(op.turn_id, "regenerate", None)
+            return self._branch(op.turn_id, "edit", op.text, carry)
+        return self._branch(op.turn_id, "regenerate", None, False)
 
     def _refusal(self, op: BranchOp) -> str | None:
         verb = {
@@ -85,23 +87,38 @@ class Branches:
             return f"Cannot {verb}: {read_only}"
         return None
 
-    async def _switch(self, turn_id: str) -> None:
+    async def _switch(self, turn_id: str, carry: bool) -> None:
         tree = self._tree
         leaf, before = tree.newest_leaf(turn_id), tree.active
         if leaf == before:
             self._announce(leaf, "switch")
             return
+        summary = await self._left_behind(tree.path(leaf)) if carry else None
         try:
             self._shared.store.record("branch_switched", {"turn_id": leaf})
             await self._show(leaf)
+            if summary is not None:
+                self._put_input(leaf, [_summary_record(summary, leaf)], None, summary)
         except (*STORAGE_ERRORS, OSError, BranchUnavailable) as exc:
             self._failed("switch branch", exc)
             await self._restore(before)
             return
-        self._announce(leaf, "switch")
+        self._announce(leaf, "switch", summary)
+
+    async def _left_behind(self, new_path: list[str]) -> BranchSummary | None:
+        """The summary of the active branch's turns that ``new_path`` leaves behind."""
+        staying = set(new_path)
+        left = {turn for turn in self._tree.path() if turn not in staying}
+        items = [
+            entry["item"]
+            for entry in self._parts().transcript.item_entries()
+            if entry.get("turn_id") in left
+        ]
+        shared = self._shared
+        return await summarize_branch(items, shared.settings.provider, shared.config())
 
     async def _branch(
-        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None
+        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None, carry: bool
     ) -> None:
         """A new branch from ``turn_id``'s parent, sent the input ``turn_id`` was sent (with
         ``text`` as its message for an edit), which then runs."""
@@ -120,6 +137,10 @@ class Branches:
             parts = self._parts()
             if text is not None and not parts.turns.message_fits(turn_id, text):
                 return
+            path = [*tree.path(parent), ""] if parent is not None else [""]
+            summary = await self._left_behind(path) if carry else None
+            if summary is not None:
+                source_input = with_summary(source_input, text or message, summary)
             built, warnings = await asyncio.to_thread(self._build, records, read, parent)
         except (OSError, BranchUnavailable) as exc:
             self._failed(f"{reason} that turn", exc)
@@ -129,7 +150,7 @@ class Branches:
             self._shared.emit(p.Warning(message=warning))
         start = BranchStart(
             parent=parent, source=turn_id, reason=reason,
-            put_input=lambda new: self._put_input(new, source_input, reason),
+            put_input=lambda new: self._put_input(new, source_input, reason, summary),
         )
         try:
             await self._parts().turns.run(p.UserTurn(text=text or message), start)
@@ -193,9 +214,15 @@ class Branches:
         warnings = parts.resume.load(records, tree, leaf)
         return parts, warnings
 
-    def _put_input(self, turn_id: str, records: list[Record], reason: str) -> None:
-        """The new turn's input recorded under ``turn_id`` and put in the model's view; then the
-        branch is announced (the window draws it again)."""
+    def _put_input(
+        self,
+        turn_id: str,
+        records: list[Record],
+        reason: Literal["edit", "regenerate"] | None,
+        summary: BranchSummary | None = None,
+    ) -> None:
+        """Records put under ``turn_id`` and in the model's view; for a new turn's input
+        (``reason``), the branch is then announced (the window draws it again)."""
         store, parts = self._shared.store, self._parts()
         for record in records:
             payload = dict(record.payload, turn_id=turn_id)
@@ -203,11 +230,17 @@ class Branches:
                 payload["item_id"] = new_id("cmp")
             store.record(record.type, payload)
             parts.resume.replay([record._replace(payload=payload)])
-        self._announce(turn_id, "edit" if reason == "edit" else "regenerate")
+        if summary is not None:
+            parts.notices.note("background", _summary_note(summary))
+        if reason is not None:
+            self._announce(turn_id, reason, summary)
 
-    def _announce(self, leaf: str | None, reason: p.BranchReason) -> None:
+    def _announce(
+        self, leaf: str | None, reason: p.BranchReason, summary: BranchSummary | None = None
+    ) -> None:
         emit = self._shared.emit
-        emit(p.BranchSwitched(turn_id=leaf or "", reason=reason))
+        text = summary.text if summary is not None else ""
+        emit(p.BranchSwitched(turn_id=leaf or "", reason=reason, summary=text))
         if leaf is not None and (branches := self.turn_branches().get(leaf)) is not None:
             emit(branches)
 
@@ -295,6 +328,36 @@ def with_text(records: list[Record], old: str, new: str) -> list[Record]:
             payload = dict(payload, replacement_history=history)
         changed.append(record._replace(payload=payload))
     return changed
+
+
+def with_summary(records: list[Record], message: str, summary: BranchSummary) -> list[Record]:
+    """A turn's input with the branch summary just before its message (in its own record, and
+    where a compaction before its first request put the message back)."""
+    block = summary_item(summary)
+    out: list[Record] = []
+    for record in records:
+        payload = record.payload
+        if record.type == "response_item" and _is_text(payload.get("item"), message):
+            out.append(record._replace(payload={"item": block}))
+        elif record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
+            history = list(payload["replacement_history"])
+            for index in range(len(history) - 1, -1, -1):
+                if _is_text(history[index], message):
+                    history.insert(index, block)
+                    break
+            record = record._replace(payload=dict(payload, replacement_history=history))
+        out.append(record)
+    return out
+
+
+def _summary_record(summary: BranchSummary, turn_id: str) -> Record:
+    item = summary_item(summary)
+    return RolloutRecord(0, "", "response_item", {"item": item, "turn_id": turn_id})
+
+
+def _summary_note(summary: BranchSummary) -> str:
+    how = "summarised by the model" if summary.by_model else "in your own words from it"
+    return f"Carried a summary of the branch left behind ({how}):\n{summary.text}"
 
 
 def _is_text(item: Any, text: str) -> bool:

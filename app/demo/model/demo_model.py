@@ -25,7 +25,6 @@ from .markdown import formatted_answer
 from .tool_calls import file_intent, recall_call
 from .tool_results import describe_output
 
-
 # Said before an answer to a request it has answered before (a regenerated turn sends the same
 # input again): the offline demo shows that regenerating gives another answer.
 AGAIN_OPENINGS = (
