@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "huge_resume": "bench.bench_huge_resume",
     "recall": "bench.bench_recall",
     "retention": "bench.bench_retention",
+    "branches": "bench.bench_branches",
 }
 QUICK_SCALE = 0.01
 # ``--guard`` (CI): a figure more than this share above its target fails the run.

@@ -26,6 +26,7 @@ MODULES = [
     "bench.bench_huge_resume",
     "bench.bench_recall",
     "bench.bench_retention",
+    "bench.bench_branches",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",

@@ -69,8 +69,7 @@ def write_fork(
     try:
         writer.append("session_meta", meta)
         writer.append(SESSION_TITLE_RECORD, {"title": name})
-        for record in kept:
-            writer.append(record.type, record.payload)
+        writer.append_copies((r.timestamp, r.type, r.payload, r.id) for r in kept)
         writer.sync()
     except (OSError, RolloutWriteError) as exc:
         writer.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -64,3 +65,34 @@ def test_timestamps_and_ids_have_the_rollout_format() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", utc_timestamp())
     ids = {new_record_id() for _ in range(100)}
     assert len(ids) == 100 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)
+
+
+def test_copies_keep_their_time_and_id_and_go_in_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "fork.jsonl"
+    copies = [("2026-01-01T00:00:00.000Z", "event", {"n": n}, f"{n:016x}") for n in range(3)]
+    with RolloutWriter(path) as writer:
+        writer.append("session_meta", {"id": "f"})
+        writer.append_copies([*copies[:2], (copies[2][0], "event", {"n": 2}, None)])
+        lines = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+        assert [(r["timestamp"], r["payload"]) for r in lines[1:]] == [
+            (stamp, payload) for stamp, _, payload, _ in copies
+        ]
+        assert [r["id"] for r in lines[1:3]] == ["0" * 16, "0" * 15 + "1"]
+        assert re.fullmatch(r"[0-9a-f]{16}", lines[3]["id"])  # none: a fresh one
+        size = path.stat().st_size
+        real_write = os.write
+        calls = []
+
+        def half_then_full(fd: int, data: bytes) -> int:
+            calls.append(len(data))
+            if len(calls) == 1:
+                return real_write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr("app.core.rollout.writer.os.write", half_then_full)
+        with pytest.raises(RolloutWriteError):
+            writer.append_copies(copies)
+        monkeypatch.undo()
+        assert path.stat().st_size == size  # the half that was written is taken back
