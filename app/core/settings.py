@@ -80,6 +80,9 @@ class AppSettings(BaseModel):
     server_side_compaction: bool = False
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
+    # Editing an earlier message or switching branch: carry a short summary of the branch left
+    # behind into the new one never, when asked (the edit box's checkbox), or always.
+    branch_summary: Literal["never", "ask", "always"] = "never"
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""
     # The model may search the whole conversation (the recall tool).
