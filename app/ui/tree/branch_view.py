@@ -118,6 +118,7 @@ class BranchView(QObject):
         self.window.statusBar().showMessage(
             f"Forked into “{event.title}”: the original conversation is unchanged", 8000
         )
+        self.window.sessions.refresh()  # the fork is listed (under its source)
         self.controller.schedule_open(event.session_id)
 
     def row_of(self, turn_id: str) -> MessageRow | None:

@@ -128,7 +128,8 @@ class WindowCommands(SessionView):
         session_id, model = self.session.id, self.session.config.model
         if fmt == "json":  # the record as the core keeps it
             text = transcript_to_json(
-                self.session.transcript(), title=title, session_id=session_id, model=model
+                self.session.transcript(), title=title, session_id=session_id, model=model,
+                tree=self.session.tree(),  # every branch; the transcript is the active one
             )
         else:  # what the window shows, from the events that draw it
             text = transcript_to_markdown(

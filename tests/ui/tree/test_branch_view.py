@@ -134,3 +134,37 @@ def test_regenerate_answers_again_and_the_answer_row_switches_between_answers(
     qtbot.mouseClick(controls.previous, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: drawn(window, 2), timeout=5000)
     assert texts(window) == [("user", "a name for a cat?"), ("assistant", "Tom.")]
+
+
+def test_the_branch_summary_setting_decides_the_edit_boxs_checkbox(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"branch_summary": "always"})
+    chat(qtbot, window, server, "draft a haiku", "Old pond...")
+    sent: list[Any] = []
+    submit = window.session.submit
+
+    async def recording(op: Any) -> str:
+        sent.append(op)
+        return await submit(op)
+
+    window.session.submit = recording
+    editor = edit_row(qtbot, user_row(window, "draft a haiku"), "draft a limerick")
+    assert editor.carry.isVisible() and editor.carry.isChecked()  # always: checked
+    server.enqueue(Reply(text="There once..."))
+    qtbot.keyClick(editor.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: drawn(window, 1), timeout=5000)
+    wait_idle(qtbot, window)
+    assert [(op.op, op.text, op.carry_summary) for op in sent] == [
+        ("edit_turn", "draft a limerick", True)
+    ]
+
+    # "ask": the checkbox is offered, unchecked; the settings panel saves the choice.
+    dialog = window.open_settings()
+    assert dialog.branch_summary.currentData() == "always"
+    dialog.branch_summary.setCurrentIndex(dialog.branch_summary.findData("ask"))
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert window.context.settings.branch_summary == "ask"
+    editor = edit_row(qtbot, user_row(window, "draft a limerick"), "draft a sonnet")
+    assert editor.carry.isVisible() and not editor.carry.isChecked()
+    qtbot.keyClick(editor.box, Qt.Key.Key_Escape)
