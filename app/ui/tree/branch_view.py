@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget
-
-from .tree_panel import ConversationTreePanel
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QDockWidget
+
     from app.core import protocol as p
 
     from ..transcript.message_rows import MessageRow
+    from .tree_panel import ConversationTreePanel
 
 TREE_TIP = "Show the conversation as a tree of turns: its branches, click one to switch (Ctrl+T)"
 _TREE_EVENTS = frozenset(
@@ -143,8 +143,11 @@ class BranchView(QObject):
     @property
     def panel(self) -> ConversationTreePanel:
         """The conversation tree panel (built on first use, docked on the right)."""
-        if self._panel is None:
+        if self._panel is None:  # its modules load when first wanted, after the first paint
             from PySide6.QtCore import Qt
+            from PySide6.QtWidgets import QDockWidget
+
+            from .tree_panel import ConversationTreePanel
 
             dock = QDockWidget("Conversation tree", self.window)
             dock.setObjectName("conversationTreeDock")
