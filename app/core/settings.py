@@ -80,7 +80,8 @@ class AppSettings(BaseModel):
     server_side_compaction: bool = False
     compaction_model: str = ""
     summary_style: Literal["handoff", "checkpoint"] = "handoff"
-    # An edit or a branch switch carries a summary of the branch left behind: never, ask, always.
+    # Editing an earlier message or switching branch: carry a short summary of the branch left
+    # behind into the new one never, when asked (the edit box's checkbox), or always.
     branch_summary: Literal["never", "ask", "always"] = "never"
     compact_prompt: str = ""  # empty: the default prompt
     workspace: str = ""

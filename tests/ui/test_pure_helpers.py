@@ -81,9 +81,10 @@ def test_commands_parse_with_arguments_and_refuse_unknown_ones() -> None:
 
 def test_completions_filter_by_prefix() -> None:
     assert [c.name for c in completions("/")] == [
-        "compact", "new", "undo-compact", "model", "export"
+        "compact", "new", "undo-compact", "model", "export", "fork"
     ]
     assert [c.name for c in completions("/u")] == ["undo-compact"]
+    assert [c.name for c in completions("/f")] == ["fork"]
     assert completions("/zzz") == []
 
 

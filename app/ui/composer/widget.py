@@ -41,6 +41,7 @@ class Composer(ChipActions, SlashPopup):
     message_submitted = Signal(str)
     command_submitted = Signal(object)
     stop_requested = Signal()
+    edit_last_requested = Signal()  # ↑ in an empty box: edit the last message sent
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -204,6 +205,9 @@ class Composer(ChipActions, SlashPopup):
         popup = self.popup.isVisible()
         if popup and key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             self._move_selection(-1 if key == Qt.Key.Key_Up else 1)
+            return True
+        if key == Qt.Key.Key_Up and not popup and not mods and not self.edit.toPlainText():
+            self.edit_last_requested.emit()
             return True
         if popup and key == Qt.Key.Key_Tab:
             self._accept_item(self.popup.currentItem(), run=False)

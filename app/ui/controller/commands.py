@@ -27,6 +27,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "/model <name>", "Switch this session to another model",
                 takes_argument=True, needs_argument=True),
     CommandSpec("export", "/export", "Export this session to Markdown or JSON"),
+    CommandSpec("fork", "/fork", "Fork this conversation into a new one, up to its last turn"),
 )
 
 _BY_NAME = {spec.name: spec for spec in COMMANDS}

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from ..window.app_context import AppContext
+    from .branch_redraw import BranchRedraw
     from .bridge import SessionBridge
     from .commands import Command
     from .replay_prep import RenderAhead
@@ -56,6 +57,7 @@ class SessionController(QObject):
     event_received = Signal(object)  # every core event, after the state has taken it in
     session_changing = Signal()  # the shown session is about to be replaced: clear the view
     session_resumed = Signal(object)  # a reopened session's events (``session.replay_events()``)
+    branch_redrawn = Signal(object)  # the active branch's events, after ``branch_switched``
     session_opened = Signal(str)  # the new session is open and its events flow
     config_applied = Signal(object)  # the CoreConfig now in use (model label, demo banner)
     submitted = Signal()  # a message or a compaction was sent: follow the transcript's end
@@ -69,6 +71,10 @@ class SessionController(QObject):
         self.context = context
         self.session: Session | None = None
         self.bridge: SessionBridge | None = None  # one per open session
+        self.redraw: BranchRedraw | None = None  # draws another branch made active
+        from .branch_actions import BranchActions
+
+        self.branches = BranchActions(self)  # edit, regenerate, switch, fork
         self.state = ActivityState()
         # The compaction Undo would undo now, as the core last said (UndoAvailable).
         self.undo_item_id: str | None = None
@@ -121,6 +127,12 @@ class SessionController(QObject):
             from .bridge import SessionBridge
 
             self.bridge = SessionBridge(session, self)
+            from .branch_redraw import BranchRedraw
+
+            self.redraw = BranchRedraw(
+                session, draw=self.branch_redrawn.emit, pass_on=self._pass_on,
+                deliver=self._on_event, render_ahead=self.render_ahead,
+            )
             self.bridge.event_received.connect(self._on_event)
             self.bridge.failed.connect(self.problem)
             if session_id is not None and opened:
@@ -193,6 +205,9 @@ class SessionController(QObject):
         """Shut the open session down (its events stop)."""
         bridge, self.bridge = self.bridge, None
         self.session = None
+        if self.redraw is not None:
+            self.redraw.cancel()
+            self.redraw = None
         if bridge is not None:
             bridge.event_received.disconnect(self._on_event)
             await bridge.close()
@@ -201,6 +216,17 @@ class SessionController(QObject):
     # ================================================================ events
 
     def _on_event(self, event: p.Event) -> None:
+        redraw = self.redraw
+        if redraw is not None:
+            if redraw.holding:  # another branch is being drawn: this event comes after it
+                redraw.hold(event)
+                return
+            if event.type == "branch_switched":
+                redraw.start(event)
+                return
+        self._pass_on(event)
+
+    def _pass_on(self, event: p.Event) -> None:
         self.state.apply(event)
         if event.type == "turn_started":
             self._awaiting_turn = False
@@ -260,10 +286,14 @@ class SessionController(QObject):
 
         if not self.submit(ops.UserTurn(text=text)):
             return False
+        self.expect_turn()
+        return True
+
+    def expect_turn(self) -> None:
+        """An op that starts a turn was submitted: the controls wait for it."""
         self._awaiting_turn = True
         self.submitted.emit()
         self.controls_changed.emit()
-        return True
 
     def compact(self, focus: str | None = None) -> bool:
         """Submit ``ops.Compact`` unless a turn runs (then say why)."""
@@ -320,6 +350,8 @@ class SessionController(QObject):
             self.undo_compaction()
         elif command.name == "model":
             self.switch_model(command.argument)
+        elif command.name == "fork":
+            self.branches.fork_last()
         else:
             return False
         return True

@@ -171,11 +171,14 @@ def transcript_to_json(
     session_id: str = "",
     model: str = "",
     exported_at: datetime | None = None,
+    tree: p.ConversationTree | None = None,
 ) -> str:
-    """The transcript (``Session.transcript()``) as a JSON document: metadata plus every entry
-    as recorded."""
+    """The transcript (``Session.transcript()``: the active branch) as a JSON document:
+    metadata plus every entry as recorded, and the whole conversation tree (``Session.tree()``:
+    every turn of every branch, the one it follows, its message, its compactions, whether it is
+    on the active branch) when given."""
     when = (exported_at or datetime.now(UTC)).isoformat()
-    document = {
+    document: dict[str, object] = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "session_id": session_id,
@@ -184,4 +187,9 @@ def transcript_to_json(
         "exported_at": when,
         "transcript": [dict(e) for e in entries],
     }
+    if tree is not None:
+        document["tree"] = {
+            "active": tree.active,
+            "turns": [node.model_dump() for node in tree.nodes],
+        }
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -33,6 +33,7 @@ from ..controller.format import format_tokens
 from ..runtime.qt_namespace import Qt, set_enum_property
 from ..style.icons import icon
 from ..style.widgets import tool_button
+from .fork_groups import grouped, indented
 
 if TYPE_CHECKING:
     import asyncio
@@ -178,13 +179,15 @@ class SessionListPanel(QWidget):
     def _fill(self, infos: list[SessionInfo]) -> None:
         self._filling = True
         self.list.clear()
-        for info in infos:
-            item = QListWidgetItem(self._label(info))
+        for info, depth in grouped(infos):  # forks under the conversation they came from
+            item = QListWidgetItem(self._label(info, depth))
             item.setData(ID_ROLE, info.id)
             item.setData(TITLE_ROLE, info.title)
+            source = self._infos.get(info.forked_from) if info.forked_from else None
             item.setToolTip(
                 f"{info.title}\n{info.message_count} messages · "
                 f"{format_tokens(info.tokens)} tokens in context"
+                + (f"\nForked from “{source.title}”" if source is not None else "")
             )
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
@@ -194,9 +197,10 @@ class SessionListPanel(QWidget):
         self._filling = False
 
     @staticmethod
-    def _label(info: SessionInfo) -> str:
+    def _label(info: SessionInfo, depth: int = 0) -> str:
         when = when_text(info.updated_at)
-        return f"{info.title}\n{when}" if when else info.title
+        title = indented(info.title, depth)
+        return f"{title}\n{'    ' * depth}{when}" if when else title
 
     def _following(self, session_id: str) -> str | None:
         """The session shown after ``session_id`` in the list (before it, when it is the

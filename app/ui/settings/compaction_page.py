@@ -29,6 +29,11 @@ STYLES: tuple[tuple[str, str], ...] = (
     ("handoff", "Handoff (like Codex: a note for the next model)"),
     ("checkpoint", "Checkpoint (structured; merges earlier summaries)"),
 )
+BRANCH_SUMMARY: tuple[tuple[str, str], ...] = (
+    ("never", "Never carry a summary of the branch left behind"),
+    ("ask", "Ask each time (a checkbox in the edit box)"),
+    ("always", "Always carry it (the checkbox starts checked)"),
+)
 NO_REMOTE_REASON = (
     "Chat Completions has no remote compaction endpoint: compaction always runs locally."
 )
@@ -95,6 +100,13 @@ class CompactionPage(SettingsForm):
             self.summary_style.addItem(label, key)
         self._describe(self.summary_style, "Summary style", "How summaries are written")
         form.addRow("Summary style", self.summary_style)
+        self.branch_summary = QComboBox()
+        for key, label in BRANCH_SUMMARY:
+            self.branch_summary.addItem(label, key)
+        self._describe(self.branch_summary, "Branch summary",
+                       "When you edit an earlier message or switch branch, the model can get a "
+                       "short summary of what was tried on the branch you leave")
+        form.addRow("Branch summary", self.branch_summary)
         self.prompt = QPlainTextEdit()
         self.prompt.setMinimumHeight(120)
         self._describe(self.prompt, "Compaction prompt",

@@ -144,6 +144,9 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
         self.server_side.setChecked(s.server_side_compaction)
         self.compaction_model.setText(s.compaction_model)
         self.summary_style.setCurrentIndex(max(0, self.summary_style.findData(s.summary_style)))
+        self.branch_summary.setCurrentIndex(
+            max(0, self.branch_summary.findData(s.branch_summary))
+        )
         self.prompt.setPlainText(s.compact_prompt or default_compact_prompt(s.summary_style))
         self.workspace.setText(s.workspace)
         self.notify.setChecked(s.notifications)
@@ -273,6 +276,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
                 and self.server_side.isEnabled(),
                 "compaction_model": self.compaction_model.text().strip(),
                 "summary_style": str(self.summary_style.currentData()),
+                "branch_summary": str(self.branch_summary.currentData()),
                 "compact_prompt": prompt,
                 "workspace": self.workspace.text().strip(),
                 "notifications": self.notify.isChecked(),

@@ -18,6 +18,8 @@ from .row_models import RowHost, TranscriptRow, text_lines
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QToolButton
 
+    from app.core.protocol import TurnBranches
+
     from ..style.widgets import RichTextView
     from .row_layout import TextMetrics
 
@@ -38,15 +40,23 @@ class MessageRow(TranscriptRow):
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_shown", "_text", "_version", "cuts", "interrupted", "item_id",
-        "part_lines", "role", "segments", "streaming",
+        "_pending", "_rendered", "_shown", "_text", "_version", "branches", "cuts", "draft",
+        "editing", "interrupted", "item_id", "part_lines", "role", "segments", "streaming",
+        "turn_id",
     )
     pinnable = True
 
-    def __init__(self, host: RowHost, role: str, text: str = "", item_id: str = "") -> None:
+    def __init__(
+        self, host: RowHost, role: str, text: str = "", item_id: str = "", turn_id: str = ""
+    ) -> None:
         super().__init__(host)
         self.role = role
         self.item_id = item_id
+        self.turn_id = turn_id  # the turn it belongs to ("" when the core did not say)
+        # ``‹ n/m ›``: the core's ``TurnBranches`` for this row's turn, when shown on this row.
+        self.branches: TurnBranches | None = None
+        self.editing = False  # a user message being edited in place
+        self.draft: str | None = None  # the edit's text while its widget is away
         self._text = text
         self._shown = len(text)  # the text's length at the last render: what widgets show
         self._pending: list[str] | None = None  # deltas not yet joined into _text
@@ -173,10 +183,76 @@ class MessageRow(TranscriptRow):
         self.widget.copy_code(index)
 
     def keep_widget(self) -> bool:
-        return self.streaming or super().keep_widget()
+        return self.streaming or self.editing or super().keep_widget()
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        return 40 + text_lines(self.head_source, width - 24, metrics) * metrics.line_height
+        lines = text_lines(self.head_source, width - 24, metrics) + (3 if self.editing else 0)
+        return 40 + lines * metrics.line_height
+
+    # -- the conversation as a tree: edit, regenerate, switch, fork ------------------------
+
+    def set_branches(self, branches: TurnBranches | None) -> None:
+        """Show (or stop showing) ``‹ n/m ›`` for this row's turn."""
+        if branches != self.branches:
+            self.branches = branches
+            self._changed(resized=False)
+
+    @property
+    def summary_choice(self) -> str:
+        """The ``branch_summary`` setting (never, ask, always): the edit box's checkbox."""
+        return self._host.branch_summary
+
+    @property
+    def editable(self) -> bool:
+        """A user message the core named the turn of: it can be edited (a new branch)."""
+        return self.role == "user" and bool(self.turn_id)
+
+    @property
+    def regenerable(self) -> bool:
+        return self.role == "assistant" and bool(self.turn_id) and not self.streaming
+
+    def start_edit(self) -> None:
+        """The row becomes an editor of its text, in place."""
+        if self.editable and not self.editing:
+            self.editing, self.draft = True, self.text
+            if self.segments:  # the editor holds the whole text: the further parts go
+                self._host.remove_rows(self.segments)
+                self.cuts, self.segments = _NO_CUTS, _NO_SEGMENTS
+            self._changed()
+
+    def cancel_edit(self) -> None:
+        if self.editing:
+            self.editing, self.draft = False, None
+            self._changed()
+            self.render_markdown()  # a long message is cut into its parts again
+
+    def submit_edit(self, text: str, carry_summary: bool) -> None:
+        """Send ``text`` in place of this message (``ops.EditTurn``): the core makes the new
+        branch and the window draws it; an unchanged or empty text only closes the editor."""
+        if not self.editing:
+            return
+        self.cancel_edit()
+        if text.strip() and text != self.text:
+            from app.core import ops
+
+            self._host.request_op(
+                ops.EditTurn(turn_id=self.turn_id, text=text, carry_summary=carry_summary)
+            )
+
+    def request_regenerate(self) -> None:
+        if self.regenerable:
+            from app.core import ops
+
+            self._host.request_op(ops.RegenerateTurn(turn_id=self.turn_id))
+
+    def request_sibling(self, step: int) -> None:
+        """``‹`` (-1) or ``›`` (+1): switch to the sibling branch, in place."""
+        branches = self.branches
+        if branches is None or not 0 <= branches.index + step < len(branches.siblings):
+            return
+        from app.core import ops
+
+        self._host.request_op(ops.SwitchBranch(turn_id=branches.siblings[branches.index + step]))
 
     @property
     def layout_cost(self) -> int:

@@ -52,6 +52,13 @@ class RowHost(Protocol):
 
     def request_summary_edit(self, item_id: str, text: str | None) -> None: ...
 
+    def request_op(self, op: Any) -> None: ...
+
+    def turn_of(self, row: Any) -> str: ...
+
+    @property
+    def branch_summary(self) -> str: ...
+
 
 class RowView(Protocol):
     """What a row needs of the widget showing it (``row_widgets`` builds them; the rows never
@@ -159,6 +166,17 @@ class TranscriptRow:
     def request_pin(self, pinned: bool) -> None:
         """The user asked to pin (or unpin) this row: the core decides."""
         self._host.request_pin(self, pinned)
+
+    def fork_turn(self) -> str:
+        """The turn a fork from this row's menu ends with ("" when it has none)."""
+        return self._host.turn_of(self)
+
+    def request_fork(self) -> None:
+        """"Fork into a new conversation" from this row's menu (``ops.ForkSession``)."""
+        if turn := self.fork_turn():
+            from app.core import ops
+
+            self._host.request_op(ops.ForkSession(turn_id=turn))
 
     @property
     def pin_button(self) -> QToolButton:

@@ -36,6 +36,8 @@ PIN_TIP = (
     "Pin: the model keeps this verbatim through every compaction, before the summary"
 )
 UNPIN_TIP = "Unpin: a compaction may summarise it like any other message"
+FORK_TEXT = "Fork into a new conversation"
+FORK_TIP = "A new conversation holding this one up to and including this turn"
 LABEL_RUN = 200  # a label's runs without whitespace get break opportunities past this
 
 
@@ -127,8 +129,14 @@ class RowWidget(QFrame):
         return menu
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        """Right-click on a row the user can pin offers Pin (or Unpin)."""
+        """Right-click on a row offers Pin (or Unpin) when it can be pinned, and "Fork into a
+        new conversation" when it belongs to a turn."""
         menu = self.pin_menu()
+        if self.row.fork_turn():
+            menu = menu if menu is not None else QMenu(self)
+            fork = menu.addAction(FORK_TEXT)
+            fork.setToolTip(FORK_TIP)
+            fork.triggered.connect(lambda: self.row.request_fork())
         if menu is None:
             super().contextMenuEvent(event)
             return

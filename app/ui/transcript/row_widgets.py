@@ -27,6 +27,7 @@ from ..style.icons import icon
 from ..style.theme import colors
 from ..style.widgets import ElidedLabel, RichTextView, tool_button
 from ..text.long_text import segment_complete
+from .branch_controls import BranchControls
 from .message_rows import MessageRow, MessageSegmentRow
 from .row_models import (
     ExpandableRow,
@@ -86,6 +87,7 @@ class MessageRowWidget(RowWidget):
         self.status_label.hide()
         header.addWidget(self.status_label)
         header.addStretch(1)
+        self.branch = BranchControls(row, header, self)
         self.add_pin_controls(header, f"{who.lower()} message")
         self.copy_button = tool_button(
             "copy", "Copy this message as Markdown", f"Copy {who.lower()} message"
@@ -131,6 +133,7 @@ class MessageRowWidget(RowWidget):
             self.status_label.setText("· writing…")
         self.status_label.setVisible(row.interrupted or row.streaming)
         self.sync_pin(offered=not row.streaming and bool(row.item_id))
+        self.branch.sync(self.body, self._outer)
 
 
 class SegmentWidget(RowWidget):

@@ -31,6 +31,8 @@ def describe_match(match: p.ConversationMatch) -> str:
         what = f"{what} ({match.tool})" if match.role == "tool" else f"call to {match.tool}"
     turn = f"turn {match.turn}" if match.turn else "before the first message"
     view = "in the model's view" if match.in_view else "not in the model's view"
+    if not match.on_branch:
+        view = "on another branch"
     return f"{turn} · {what} · {view}"
 
 

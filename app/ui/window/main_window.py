@@ -59,8 +59,8 @@ class MainWindow(WindowLayout):
 
         self._build_actions()
         self._build_toolbar()
-        self._build_menus()
         self._build_body()
+        self._build_menus()
         self._build_status()
         self._notifications: Notifications | None = None  # built with the first session
         self._wire_controller()
@@ -104,7 +104,8 @@ class MainWindow(WindowLayout):
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
         if event.type in ("turn_complete", "context_compacted", "compaction_undone",
-                          "session_configured", "item_pinned", "summary_edited") or (
+                          "session_configured", "item_pinned", "summary_edited",
+                          "branch_switched") or (
             # The message just sent is in the history while the reply streams.
             event.type == "item_completed"
             and event.item.kind in ("user_message", "function_call_output")
@@ -117,6 +118,7 @@ class MainWindow(WindowLayout):
             self._give_back(event.text)
         if event.type == "conversation_matches":
             self.find_bar.show_matches(event)
+        self.branch_view.handle_event(event)
 
     def _give_back(self, text: str) -> None:
         """A message the core did not send goes back to the composer, to shorten or resend;

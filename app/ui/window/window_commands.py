@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
     from ..controller.commands import Command
     from ..settings.dialog import SettingsDialog
+    from ..tree.branch_view import BranchView
 
 
 class WindowCommands(SessionView):
     """The window's commands (see the module docstring)."""
 
     _settings_dialog: SettingsDialog | None
+    branch_view: BranchView
 
     # ================================================================ user actions
 
@@ -48,7 +50,7 @@ class WindowCommands(SessionView):
         self.controller.submit(ops.FindInConversation(query=query))
 
     def transcript_show_match(self, match: p.ConversationMatch) -> None:
-        self.transcript.show_match(match)
+        self.branch_view.show_match(match)  # one on another branch: switched to first
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction (Esc, Stop)."""
@@ -126,7 +128,8 @@ class WindowCommands(SessionView):
         session_id, model = self.session.id, self.session.config.model
         if fmt == "json":  # the record as the core keeps it
             text = transcript_to_json(
-                self.session.transcript(), title=title, session_id=session_id, model=model
+                self.session.transcript(), title=title, session_id=session_id, model=model,
+                tree=self.session.tree(),  # every branch; the transcript is the active one
             )
         else:  # what the window shows, from the events that draw it
             text = transcript_to_markdown(

@@ -29,6 +29,7 @@ from ..sessions.session_list import SessionListPanel
 from ..style.icons import icon
 from ..style.widgets import ElidedLabel
 from ..transcript.view import TranscriptView
+from ..tree.branch_view import BranchView
 from .demo_banner import DemoBanner
 from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .session_view import COMPACT_TIP
@@ -173,6 +174,7 @@ class WindowLayout(WindowCommands):
         view_menu = menu_bar.addMenu("&View")
         view_menu.addAction(self.sidebar_action)
         view_menu.addAction(self.model_view_action)
+        view_menu.addAction(self.branch_view.tree_action)
         help_menu = menu_bar.addMenu("&Help")
         help_menu.addAction(self.shortcuts_action)
         help_menu.addAction(self.about_action)
@@ -203,7 +205,6 @@ class WindowLayout(WindowCommands):
         self._column = column
         self.transcript = TranscriptView(centre)
         self.transcript.undo_requested.connect(lambda _item_id: self.undo_compaction())
-        self.transcript.op_requested.connect(self.controller.submit)
         self.transcript.retry_requested.connect(self.controller.retry_turn)
         self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
@@ -212,6 +213,8 @@ class WindowLayout(WindowCommands):
         self.composer.command_submitted.connect(self.run_command)
         self.composer.stop_requested.connect(self.stop)
         column.addWidget(self.composer)
+        # Edit, regenerate, ‹ n/m ›, fork, the conversation tree (the rows' ops go through it).
+        self.branch_view = BranchView(self)
 
         # The Model view starts hidden: its pane is in the splitter from the start (the saved
         # pane sizes cover it), the panel itself is built the first time it is wanted.

@@ -229,7 +229,7 @@ def test_slash_opens_the_command_popup_with_help(qtbot: Any, make_window: Any) -
     window = make_window()
     qtbot.keyClicks(window.composer.edit, "/")
     assert window.composer.popup_commands() == ["compact", "new", "undo-compact", "model",
-                                                "export"]
+                                                "export", "fork"]
     assert "/compact [focus]" in window.composer.popup.item(0).text()
     qtbot.keyClicks(window.composer.edit, "mo")
     assert window.composer.popup_commands() == ["model"]

@@ -82,6 +82,8 @@ class TranscriptEvents(WaitingTranscript):
             self._on_item_pinned(event)
         elif event.type == "summary_edited":
             self._on_summary_edited(event)
+        elif event.type == "turn_branches":
+            self.set_turn_branches(event)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -103,7 +105,7 @@ class TranscriptEvents(WaitingTranscript):
             before = self._streaming if trigger == "server" else None
             self.begin_compaction(item.id, trigger != "manual", before)
         elif item.kind == "user_message":
-            self.add_message("user", data_text(item.data), item.id)
+            self.add_message("user", data_text(item.data), item.id, event.turn_id)
         elif item.kind == "agent_message":
             self._stream_row(item.id)
         elif item.kind == "function_call":
@@ -113,7 +115,7 @@ class TranscriptEvents(WaitingTranscript):
         item = event.item
         data = item.data
         if item.kind == "user_message":
-            row = self.add_message("user", data_text(data), item.id)
+            row = self.add_message("user", data_text(data), item.id, event.turn_id)
             if data.get("not_sent"):
                 row.set_in_context(False)
             if data.get("pinned"):
@@ -121,8 +123,8 @@ class TranscriptEvents(WaitingTranscript):
         elif item.kind == "agent_message":
             text = data_text(data)
             reply = self._messages.get(item.id)
-            if reply is None:
-                reply = self.add_message("assistant", text, item.id)
+            if reply is None or not reply.turn_id:
+                reply = self.add_message("assistant", text, item.id, event.turn_id)
             elif text:
                 reply.set_text(text)
             self._finish_item(reply)

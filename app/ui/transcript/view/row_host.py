@@ -10,6 +10,7 @@ turn, pin a message, edit a summary), which it emits as signals for the window.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
@@ -41,6 +42,8 @@ class RowHostArea(VirtualRowArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
+        # What the ``branch_summary`` setting says now (never, ask, always), for an edit box.
+        self.branch_summary_of: Callable[[], str] = lambda: "never"
 
     @property
     def renderer(self) -> MarkdownRenderer:
@@ -113,3 +116,22 @@ class RowHostArea(VirtualRowArea):
             self.op_requested.emit(ops.UndoSummaryEdit(item_id=item_id))
         else:
             self.op_requested.emit(ops.EditSummary(item_id=item_id, text=text))
+
+    @property
+    def branch_summary(self) -> str:
+        return self.branch_summary_of()
+
+    def request_op(self, op: Any) -> None:
+        """An op a row asked for (edit, regenerate, switch branch, fork)."""
+        self.op_requested.emit(op)
+
+    def turn_of(self, row: TranscriptRow) -> str:
+        """The turn ``row`` belongs to: its own, else that of the nearest message above it
+        (a tool call, a notice, a marker or a part of a long message)."""
+        rows = self.rows
+        for index in range(min(row.index, len(rows) - 1), -1, -1):
+            other = rows[index]
+            message = getattr(other, "message", other)  # a part: its message
+            if isinstance(message, MessageRow) and message.turn_id:
+                return message.turn_id
+        return ""

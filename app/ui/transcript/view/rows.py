@@ -31,6 +31,10 @@ class TranscriptRows(RowHostArea):
         self._messages: dict[str, MessageRow] = {}
         self._tools: dict[str, ToolRow] = {}
         self._compactions: dict[str, CompactionRow] = {}
+        # The turns with siblings, as the core told them (``TurnBranches``), and the row that
+        # shows each one's ``‹ n/m ›`` (its user message, or its answer when regenerated).
+        self._branches: dict[str, p.TurnBranches] = {}
+        self._branch_rows: dict[str, MessageRow] = {}
 
     # -- rows -------------------------------------------------------------------------------
 
@@ -65,18 +69,25 @@ class TranscriptRows(RowHostArea):
             self.scroll_to_row(row)
         return row
 
-    def add_message(self, role: str, text: str, item_id: str = "") -> MessageRow:
+    def add_message(
+        self, role: str, text: str, item_id: str = "", turn_id: str = ""
+    ) -> MessageRow:
         if item_id and item_id in self._messages:
             row = self._messages[item_id]
+            if turn_id and not row.turn_id:  # a streamed answer learns its turn at its end
+                row.turn_id = turn_id
+                self._show_branches(row)
             # A message arrives twice (started, then completed), mostly unchanged: rendering
             # the same text again would only measure its parts on screen again.
             if row.dirty or row.shown_end != len(text) or row.text != text:
                 row.set_text(text)
                 row.render_markdown()
             return row
-        row = MessageRow(self, role, text, item_id)
+        row = MessageRow(self, role, text, item_id, turn_id)
         if item_id:
             self._messages[item_id] = row
+        if turn_id and self._branches:
+            self._show_branches(row)
         if len(text) <= SEGMENT_CHARS:
             self._add(row)
             return row
@@ -153,3 +164,43 @@ class TranscriptRows(RowHostArea):
         for row in self._compactions.values():
             if row.state == "running":
                 row.mark_stopped(reason)
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def set_turn_branches(self, event: p.TurnBranches) -> None:
+        """The core says turn ``event.turn_id`` has siblings: its row shows ``‹ n/m ›``."""
+        self._branches[event.turn_id] = event
+        shown = self._branch_rows.get(event.turn_id)
+        if shown is not None:
+            shown.set_branches(event)
+            return
+        want = "assistant" if event.regenerated else "user"
+        found: MessageRow | None = None
+        for row in reversed(self.rows):  # the turn is near the end: live, or just replayed
+            if isinstance(row, MessageRow) and row.turn_id:
+                if row.turn_id == event.turn_id:
+                    if row.role == want:
+                        found = row
+                        if want == "assistant":
+                            break  # its last answer
+                elif found is not None:
+                    break
+        if found is not None:
+            self._show_branches(found)
+
+    def _show_branches(self, row: MessageRow) -> None:
+        """``row`` of a turn with siblings shows them if it is the row that should."""
+        branches = self._branches.get(row.turn_id)
+        if branches is None or row.role != ("assistant" if branches.regenerated else "user"):
+            return
+        shown = self._branch_rows.get(row.turn_id)
+        if shown is not None and shown is not row:
+            if row.role == "user":
+                return  # the turn's first message keeps them
+            shown.set_branches(None)  # a later answer of the turn takes them
+        self._branch_rows[row.turn_id] = row
+        row.set_branches(branches)
+
+    def forget_branches(self) -> None:
+        self._branches.clear()
+        self._branch_rows.clear()

@@ -78,6 +78,7 @@ class TranscriptView(TranscriptEvents):
         self._partial.clear()
         self._reconnect = None
         self._turn_id = None
+        self.forget_branches()
         self.clear_rows()
 
     # -- opening a session -----------------------------------------------------------------

@@ -1,0 +1,98 @@
+"""Coco's real window for a display test, in a process of its own on the test's X server,
+with a probe that tells the test where a control is on the screen and what the transcript
+shows. The test moves the pointer, clicks and types with xdotool (real input events); the
+probe never clicks or types. The model is the scripted demo server, answering in order.
+
+Run as ``python -m tests.display.window_probe <folder> <answer>...``; the test writes a
+question to ``<folder>/ask-<n>`` (``where <control> <message text>`` or ``rows``) and reads the
+answer from ``<folder>/answer-<n>`` (JSON)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import qasync
+from PySide6.QtCore import QPoint, QTimer
+from PySide6.QtWidgets import QApplication
+
+
+def rows(window: Any) -> list[dict[str, Any]]:
+    return [
+        {"role": row.role, "text": row.text, "editing": row.editing,
+         "branches": None if row.branches is None else [row.branches.index,
+                                                        len(row.branches.siblings)]}
+        for row in window.transcript.message_rows()
+    ]
+
+
+def where(window: Any, control: str, text: str) -> list[int] | None:
+    """The screen position of ``control`` (edit, previous, next) of the message ``text``."""
+    row = next((r for r in window.transcript.message_rows() if r.text == text), None)
+    if row is None or row._widget is None:
+        return None
+    widget = getattr(row.widget.branch, "action" if control == "edit" else control)
+    if not widget.isVisible():
+        return None
+    point = widget.mapToGlobal(QPoint(widget.width() // 2, widget.height() // 2))
+    return [point.x(), point.y()]
+
+
+def main(folder: Path, answers: list[str]) -> None:
+    from app.core.settings import AppSettings, SettingsStore
+    from app.core.system.secrets import SecretStore
+    from app.demo import ModelServer, Reply
+    from app.ui.window.app_context import AppContext
+    from app.ui.window.main_window import MainWindow
+
+    app = QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    server = ModelServer(mode="scripted").start()
+    for answer in answers:
+        server.enqueue(Reply(text=answer))
+    config = folder / "config"
+    SettingsStore(config).save(AppSettings(
+        provider="custom", base_url=server.url, model="scripted", context_window=100_000,
+    ))
+    secrets = SecretStore(config, use_keyring=False)
+    secrets.set_api_key(server.url, "sk-test-not-a-real-key")
+    context = AppContext(
+        config_dir=config, data_dir=folder / "data", secrets=secrets, env={},
+        start_demo=lambda: server.url, config_overrides={"tokenizer_download": False},
+    )
+    window = MainWindow(context)
+    window.resize(1000, 700)
+    window.show()
+    asked = 0
+
+    def poll() -> None:
+        nonlocal asked
+        question = folder / f"ask-{asked}"
+        if not question.exists():
+            return
+        words = question.read_text(encoding="utf-8").split(" ", 2)
+        if words[0] == "rows":
+            answer: Any = {"rows": rows(window), "busy": window.busy}
+        else:
+            answer = where(window, words[1], words[2])
+        (folder / f"answer-{asked}.tmp").write_text(json.dumps(answer), encoding="utf-8")
+        (folder / f"answer-{asked}.tmp").rename(folder / f"answer-{asked}")
+        asked += 1
+
+    timer = QTimer()
+    timer.timeout.connect(poll)
+    timer.start(50)
+    window.closed.connect(app.quit)
+    with loop:
+        loop.run_until_complete(window.open_session(None))
+        (folder / "ready").write_text("", encoding="utf-8")
+        loop.run_forever()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2:])
