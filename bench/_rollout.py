@@ -210,9 +210,14 @@ class RolloutSynth:
             t["session_meta"],
             _fill(t["session_meta"]["payload"], id=session_id, created_at=_stamp(moment)),
         )
+        parent: str | None = None
         for turn in range(turns):
             turn_id = f"turn_{uuid.uuid4().hex[:24]}"
-            emit(t["turn_context"], _fill(t["turn_context"]["payload"], turn_id=turn_id))
+            context = t["turn_context"]["payload"]
+            # Each turn follows the one before (one branch, as a conversation grows).
+            links = {"parent": parent} if "parent" in context else {}
+            emit(t["turn_context"], _fill(context, turn_id=turn_id, **links))
+            parent = turn_id
             if turn in compact_at and history:
                 summary = self.text.markdown(summary_tokens)
                 rebuilt = build_compacted_history(history, summary)

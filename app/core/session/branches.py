@@ -22,6 +22,7 @@ from ..items import is_injected_context, is_message, message_text, new_id, user_
 from ..rollout.store import RolloutRecord, read_rollout
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
+from ..system.collector import collector_paused
 from .branch_summary import BranchSummary, summarize_branch, summary_item, wants_summary
 from .parts import BranchParts, Shared, build_parts
 from .turn.branch_start import BranchStart
@@ -142,6 +143,7 @@ class Branches:
             if summary is not None:
                 source_input = with_summary(source_input, text or message, summary)
             built, warnings = await asyncio.to_thread(self._build, records, read, parent)
+            await built.resume.precount()
         except (OSError, BranchUnavailable) as exc:
             self._failed(f"{reason} that turn", exc)
             return
@@ -180,8 +182,8 @@ class Branches:
 
     async def _show(self, leaf: str | None) -> None:
         """Rebuild and install the view of ``leaf``'s branch from the rollout."""
-        records, tree = await asyncio.to_thread(self._read)
-        built, warnings = await asyncio.to_thread(self._build, records, tree, leaf)
+        _records, tree, (built, warnings) = await asyncio.to_thread(self._read_and_build, leaf)
+        await built.resume.precount()  # as an open does, off the window's thread
         await self._install(built, tree)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))
@@ -197,10 +199,17 @@ class Branches:
             return
         self._announce(leaf, "switch")
 
+    def _read_and_build(
+        self, leaf: str | None
+    ) -> tuple[list[RolloutRecord], TurnTree, tuple[BranchParts, list[str]]]:
+        records, tree = self._read()
+        return records, tree, self._build(records, tree, leaf)
+
     def _read(self) -> tuple[list[RolloutRecord], TurnTree]:
         """Every record of the rollout (appends are unbuffered: all is there) and its tree."""
-        records, _warnings = read_rollout(self._shared.store.path)
-        tree = read_tree(records)
+        with collector_paused():  # as an open does: the records hold no cycles
+            records, _warnings = read_rollout(self._shared.store.path)
+            tree = read_tree(records)
         if len(tree.anchors) != len(self._tree.anchors):
             raise BranchUnavailable(
                 "the session's file changed while it was open (was it edited elsewhere?)"
@@ -210,8 +219,11 @@ class Branches:
     def _build(
         self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None
     ) -> tuple[BranchParts, list[str]]:
-        parts = build_parts(self._shared)
-        warnings = parts.resume.load(records, tree, leaf)
+        """``leaf``'s view in fresh parts (what an open counts is counted before they are put
+        in place, as an open does: ``SessionResume.precount``)."""
+        with collector_paused():
+            parts = build_parts(self._shared)
+            warnings = parts.resume.load(records, tree, leaf)
         return parts, warnings
 
     def _put_input(

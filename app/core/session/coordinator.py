@@ -8,8 +8,9 @@ class builds them and wires them together. The rollout on disk is the source of 
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,9 +133,14 @@ class Session:
     def replay_events(self) -> list[p.Event]:
         """The events that draw this conversation as it was drawn live (resume is a replay):
         a front end feeds them to the handler it uses for live events."""
+        return self.replay_builder()()
+
+    def replay_builder(self) -> Callable[[], list[p.Event]]:
+        """``replay_events`` as a function a worker thread can run (a long branch takes tens
+        of milliseconds to tell): what it tells is taken now."""
         parts = self._parts
-        return replay_events(
-            parts.transcript.read_entries(), parts.compactor.undo.item_id,
+        return functools.partial(
+            replay_events, parts.transcript.read_entries(), parts.compactor.undo.item_id,
             self._branches.turn_branches(),
         )
 

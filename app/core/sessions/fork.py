@@ -9,16 +9,24 @@ and undos on the path come along, so the fork's model sees what it saw at that t
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conversation.tree import BRANCH_RECORD, read_tree, records_on_path
+from ..items import is_injected_context, is_message
 from ..rollout.lock import SessionInUse
-from ..rollout.store import RolloutWriteError, RolloutWriter, read_rollout, rollout_path
+from ..rollout.store import (
+    RolloutRecord,
+    RolloutWriteError,
+    RolloutWriter,
+    read_rollout,
+    rollout_path,
+)
+from ..system.collector import collector_paused
 from .index import SESSION_TITLE_RECORD, SessionIndex
 from .record import now
-from .summary import summarize_rollout
+from .summary import SessionInfo
 from .titles import make_title
 
 if TYPE_CHECKING:
@@ -41,10 +49,11 @@ def write_fork(
     """Write the fork of ``source`` (session ``source_id``) at ``turn_id`` beside it and add it
     to the session list. Raises ``ForkError`` in words; a half-written fork is removed."""
     try:
-        records, _warnings = read_rollout(source)
+        with collector_paused():  # as an open does: the records hold no cycles
+            records, _warnings = read_rollout(source)
+            tree = read_tree(records)
     except OSError as exc:
         raise ForkError(f"the conversation's file could not be read ({exc})") from exc
-    tree = read_tree(records)
     if turn_id not in tree:
         raise ForkError(f"this conversation has no turn {turn_id!r}")
     kept = [
@@ -76,11 +85,28 @@ def write_fork(
         path.unlink(missing_ok=True)
         raise ForkError(_words(exc)) from exc
     writer.close()
-    try:
-        SessionIndex(config.sessions_dir).upsert(summarize_rollout(path))
+    try:  # its entry from what was written (the file is not read again)
+        entry = _entry(fork_id, name, str(meta["created_at"]), kept)
+        SessionIndex(config.sessions_dir).upsert(replace(entry, forked_from=source_id))
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
+
+
+def _entry(fork_id: str, title: str, created_at: str, kept: list[RolloutRecord]) -> SessionInfo:
+    messages, tokens = 0, 0
+    for record in kept:
+        item = record.payload.get("item")
+        if record.type == "response_item" and isinstance(item, dict) and is_message(item):
+            messages += not is_injected_context(item)
+        elif record.type == "event" and record.payload.get("kind") == "token_count":
+            total = record.payload.get("total")
+            tokens = total if isinstance(total, int) else tokens
+    return SessionInfo(
+        id=fork_id, title=title, created_at=created_at,
+        updated_at=kept[-1].timestamp if kept else created_at,
+        tokens=tokens, message_count=messages,
+    )
 
 
 def _words(exc: BaseException) -> str:

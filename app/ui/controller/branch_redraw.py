@@ -59,14 +59,17 @@ class BranchRedraw:
     def start(self, switched: p.Event) -> None:
         """``switched`` (a ``branch_switched``) arrived: draw the branch now active, then
         pass ``switched`` and whatever came after it on."""
-        events = self._session.replay_events()
+        # What the branch holds is taken now, told off the window's thread (a long branch
+        # takes tens of milliseconds): what streams meanwhile is held, not drawn twice.
+        build = self._session.replay_builder()
         self._held = [switched]
-        self._task = asyncio.ensure_future(self._redraw(events))
+        self._task = asyncio.ensure_future(self._redraw(build))
 
-    async def _redraw(self, events: list[p.Event]) -> None:
+    async def _redraw(self, build: Callable[[], list[p.Event]]) -> None:
         from .replay_prep import prepare_replay
 
         try:
+            events = await asyncio.to_thread(build)
             ahead = self._render_ahead() if self._render_ahead is not None else None
             await prepare_replay(events, None, ahead)  # long messages, off-thread
             self._draw(events)
