@@ -3,6 +3,8 @@
 from .protocol import (
     AgentMessage,
     AgentMessageDelta,
+    AttachmentInfo,
+    AttachmentsInspected,
     Background,
     CompactionEnded,
     CompactionProgress,
@@ -25,6 +27,8 @@ from .protocol import (
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "AttachmentInfo",
+    "AttachmentsInspected",
     "Background",
     "CompactionEnded",
     "CompactionProgress",

@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..config import CoreConfig
+from .attachments import AttachmentInfo, AttachmentsInspected
 from .compaction import (
     CompactionEnded,
     CompactionMarker,
@@ -30,6 +31,7 @@ from .ops import (
     Compact,
     EditSummary,
     FindInConversation,
+    InspectAttachments,
     Interrupt,
     Op,
     PinItem,
@@ -88,13 +90,16 @@ Event = Annotated[
     | RetryAvailable
     | ItemPinned
     | SummaryEdited
-    | ConversationMatches,
+    | ConversationMatches
+    | AttachmentsInspected,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "AttachmentInfo",
+    "AttachmentsInspected",
     "Background",
     "Compact",
     "CompactionEnded",
@@ -111,6 +116,7 @@ __all__ = [
     "ErrorKind",
     "Event",
     "FindInConversation",
+    "InspectAttachments",
     "Interrupt",
     "ItemCompleted",
     "ItemPinned",

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as p
+from ..attachments.session_files import SessionAttachments
+from ..attachments.store import files_folder
 from ..compaction.runner import Compactor
 from ..config import CoreConfig
 from ..conversation.count_refiner import CountRefiner
@@ -78,7 +80,8 @@ class Session:
             config=get_config, transcript=transcript, emit=emit, record=record
         )
         self._requests = requests = TurnRequests(
-            session_id, config=get_config, history=history, tools=get_tools, limit=meter.limit
+            session_id, config=get_config, history=history, tools=get_tools, limit=meter.limit,
+            attachments=SessionAttachments(files_folder(path), counter.count),
         )
         self._compactor = compactor = Compactor(
             session_id=session_id, history=history, transcript=transcript, counter=counter,
@@ -175,7 +178,10 @@ class Session:
     def replay_events(self) -> list[p.Event]:
         """The events that draw this conversation as it was drawn live (resume is a replay):
         a front end feeds them to the handler it uses for live events."""
-        return replay_events(self._transcript.read_entries(), self._compactor.undo.item_id)
+        return replay_events(
+            self._transcript.read_entries(), self._compactor.undo.item_id,
+            self._requests.attachments.folder,
+        )
 
     def context_view(self) -> list[p.ContextEntry]:
         """What the model will see next, item by item, with the gauge's own counts."""
@@ -219,7 +225,7 @@ class Session:
 
     async def _handle(self, op: p.Op) -> None:
         if isinstance(op, p.UserTurn):
-            if not op.text.strip():
+            if not op.text.strip() and not op.attachments:
                 self._emit(p.Error(message="Type a message first.", kind="invalid_op"))
             elif self.busy:
                 self._active.queue(op)
@@ -247,6 +253,8 @@ class Session:
         elif isinstance(op, p.RetryTurn):
             if (retry := self._retry.request(self.busy)) is not None:
                 self._active.start(self._turns.run(retry), "regular")
+        elif isinstance(op, p.InspectAttachments):
+            self._requests.attachments.inspect(op.paths, self._emit)
         elif isinstance(op, p.FindInConversation):
             self._emit(await self._recall.matches(op.query, op.limit))
         elif isinstance(op, p.PinItem):
