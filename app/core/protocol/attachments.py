@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .base import _Event
 
 
-class AttachmentInfo(_Event):
+class AttachmentInfo(BaseModel):
     """One file as a chip shows it: ``error`` says in words why it cannot be attached
     ("" when it can); ``tokens`` is what it costs the model."""
+
+    model_config = ConfigDict(frozen=True)
 
     path: str
     name: str

@@ -31,8 +31,15 @@ class WindowCommands(SessionView):
     # ================================================================ user actions
 
     def send_message(self, text: str) -> None:
-        """Send a user message (the composer already refused it while busy)."""
-        self.controller.send_message(text)
+        """Send a user message (the composer already refused it while busy), with the files
+        attached to it."""
+        self.controller.send_message(text, self.composer.attachments.take())
+
+    def inspect_attachments(self, paths: list[str]) -> None:
+        """Ask the core what files just attached cost (the answer fills their chips)."""
+        from app.core import ops
+
+        self.controller.submit(ops.InspectAttachments(paths=paths))
 
     def compact(self, focus: str | None = None) -> bool:
         """Submit a compaction unless a turn runs (then say why next to the composer)."""

@@ -32,7 +32,14 @@ SAMPLES: list[ops.Op] = [
     ops.EditSummary(item_id="cmp_1", text="new summary"),
     ops.UndoSummaryEdit(item_id="cmp_1"),
     ops.FindInConversation(query="error", limit=5),
+    ops.InspectAttachments(paths=["/tmp/a.png"]),
 ]
+
+
+def test_a_user_turn_carries_its_attachments_as_paths() -> None:
+    op = ops.UserTurn(text="see", attachments=["/tmp/a.png", "notes.md"])
+    assert op.attachments == ["/tmp/a.png", "notes.md"]
+    assert ops.UserTurn(text="x").attachments == []
 
 
 def test_the_op_union_is_every_op_class() -> None:
