@@ -9,15 +9,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QImage
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from ..runtime.qt_namespace import set_enum_property
 from ..style.theme import colors
 from ..style.widgets import tool_button
 
+# QUrl, QImage and the desktop services load when a file is first attached, not before the
+# window's first paint.
 if TYPE_CHECKING:
+    from PySide6.QtCore import QMimeData
+
     from app.core import protocol as p
 
 READING = "reading…"
@@ -42,6 +45,8 @@ def mime_files(source: QMimeData, paste_dir: Path | None = None) -> list[str]:
         if paths:
             return paths
     if source.hasImage():
+        from PySide6.QtGui import QImage
+
         image = source.imageData()
         if isinstance(image, QImage) and not image.isNull():
             folder = paste_dir or Path(tempfile.gettempdir()) / "coco-pasted"
@@ -99,6 +104,9 @@ class AttachmentChip(QFrame):
         self.setAccessibleDescription(self.toolTip())
 
     def open(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
         QDesktopServices.openUrl(QUrl.fromLocalFile(self.path))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData, QSize, Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -32,6 +32,8 @@ from .slash_popup import BUSY_REASON, SlashPopup
 
 # The slash commands (app.ui.controller.commands) are imported where used: not before the first paint.
 if TYPE_CHECKING:
+    from PySide6.QtCore import QMimeData
+
     from .paste_viewer import PastedTextDialog
 
 
