@@ -64,6 +64,9 @@ class CoreConfig(BaseModel):
     tool_output_budget: int = 10_000  # tokens; longer tool output is middle-truncated
     # The model may search the whole conversation with the recall tool (issue 24).
     recall: bool = True
+    # Whether the model reads images, where its server does not say (llama.cpp's /props,
+    # LM Studio and Ollama do): a message with an image to a model that does not is refused.
+    accepts_images: bool = True
 
     @field_validator("base_url")
     @classmethod

@@ -3,6 +3,8 @@
 from .protocol import (
     AgentMessage,
     AgentMessageDelta,
+    AttachmentInfo,
+    AttachmentsInspected,
     Background,
     BranchSwitched,
     CompactionEnded,
@@ -28,6 +30,8 @@ from .protocol import (
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "AttachmentInfo",
+    "AttachmentsInspected",
     "Background",
     "BranchSwitched",
     "CompactionEnded",

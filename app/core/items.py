@@ -16,6 +16,8 @@ Item = dict[str, Any]
 ENVIRONMENT_CONTEXT_OPEN = "<environment_context>"
 # ``<branch_summary>``: a branch left behind, carried into another (session/branch_summary.py).
 INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>", "<branch_summary>")
+# A user message's part naming an attachment (``app.core.attachments``); never sent as is.
+ATTACHMENT = "coco_attachment"
 
 
 def new_id(prefix: str) -> str:
@@ -91,6 +93,34 @@ def message_text(item: Item) -> str:
     return "".join(parts)
 
 
+def attachment_parts(item: Item) -> list[dict[str, Any]]:
+    """The attachments of a user message (``ATTACHMENT`` parts: a file's text or an image's
+    stored copy, described by name, kind and size); the wire shape is made when sending."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict) and p.get("type") == ATTACHMENT]
+
+
+def attachment_block(part: dict[str, Any]) -> str:
+    """The text a file attachment is sent as: its text in a block naming the file ("" for an
+    image, which is sent as an image)."""
+    if part.get("kind") == "image":
+        return ""
+    name = str(part.get("name", "")).replace('"', "'")
+    return f'<file name="{name}">\n{part.get("text", "")}\n</file>'
+
+
+def attachment_tokens(item: Item) -> int:
+    """What a message's images cost in tokens (their text-free part: the image rule's count
+    made when attached)."""
+    return sum(
+        int(part.get("tokens") or 0)
+        for part in attachment_parts(item)
+        if part.get("kind") == "image"
+    )
+
+
 def is_injected_context(item: Item) -> bool:
     """True for user/developer messages Coco injected (environment block, instructions)."""
     if not is_message(item) or item.get("role") not in ("user", "developer"):
@@ -113,7 +143,9 @@ def item_count_parts(item: Item) -> tuple[str, str]:
     counts, spec section 4; tokenising base64 would be slow and mean nothing)."""
     kind = item_type(item)
     if kind == "message":
-        return message_text(item), ""
+        files = [attachment_block(part) for part in attachment_parts(item)]
+        text = message_text(item)
+        return (text + "\n\n" + "\n\n".join(files) if any(files) else text), ""
     if kind == "function_call":
         return f"{item.get('name', '')}{item.get('arguments', '')}", ""
     if kind == "function_call_output":

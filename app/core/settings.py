@@ -87,6 +87,8 @@ class AppSettings(BaseModel):
     workspace: str = ""
     # The model may search the whole conversation (the recall tool).
     recall: bool = True
+    # Whether the model reads images, where its server does not say (attachments).
+    accepts_images: bool = True
     notifications: bool = True
     # The window's colours: follow the system, or always light or dark.
     theme: Literal["system", "light", "dark"] = "system"
@@ -313,6 +315,7 @@ def build_core_config(
         "compact_prompt": settings.compact_prompt or None,
         "workspace": Path(settings.workspace) if settings.workspace.strip() else None,
         "recall": settings.recall,
+        "accepts_images": settings.accepts_images,
         "data_dir": data_dir,
         "request_timeout": float(settings.request_timeout),
     }

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .attachments import split_attachments
 from .wire import Json, content_text, item_type
 
 COMPACTION_HEADER = "x-coco-request-kind"
@@ -61,6 +62,7 @@ class Entry:
     text: str = ""
     name: str = ""
     call_id: str = ""
+    attachments: tuple[str, ...] = ()  # what came with a user message (images, files)
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,12 @@ def read_conversation(instructions: str, items: list[Json], tools: set[str]) -> 
                     entries.append(Entry("notes", text))
                     continue
                 body = summary_body(text)
-                entries.append(Entry("summary", body) if body is not None else Entry("user", text))
+                if body is not None:
+                    entries.append(Entry("summary", body))
+                    continue
+                own, seen = split_attachments(item.get("content"))
+                entries.append(Entry("user", own, attachments=tuple(seen)) if seen
+                               else Entry("user", text))
             # developer/system messages steer, they are not conversation.
         elif kind == "function_call":
             entries.append(

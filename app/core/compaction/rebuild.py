@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ..attachments.parts import text_with_stand_ins
 from ..items import (
     INJECTED_PREFIXES,
     Item,
@@ -49,7 +50,7 @@ def _is_real_user_message(item: Item) -> bool:
 def real_user_messages(history: list[Item]) -> list[str]:
     """Texts of the user's own messages: no injected context blocks, no earlier summaries,
     no carried notes."""
-    return [message_text(item) for item in history if _is_real_user_message(item)]
+    return [text_with_stand_ins(item) for item in history if _is_real_user_message(item)]
 
 
 def real_user_messages_newest_first(history: list[Item]) -> Iterator[str]:
@@ -58,7 +59,7 @@ def real_user_messages_newest_first(history: list[Item]) -> Iterator[str]:
     for index in range(len(history) - 1, -1, -1):
         item = history[index]
         if _is_real_user_message(item):
-            yield message_text(item)
+            yield text_with_stand_ins(item)  # an attachment kept as the text naming it
 
 
 def select_kept_messages(

@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..config import CoreConfig
+from .attachments import AttachmentInfo, AttachmentsInspected
 from .branches import (
     BranchReason,
     BranchSwitched,
@@ -40,6 +41,7 @@ from .ops import (
     EditTurn,
     FindInConversation,
     ForkSession,
+    InspectAttachments,
     Interrupt,
     Op,
     PinItem,
@@ -103,13 +105,16 @@ Event = Annotated[
     | ConversationMatches
     | BranchSwitched
     | TurnBranches
-    | SessionForked,
+    | SessionForked
+    | AttachmentsInspected,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "AttachmentInfo",
+    "AttachmentsInspected",
     "Background",
     "BranchReason",
     "BranchSwitched",
@@ -131,6 +136,7 @@ __all__ = [
     "Event",
     "FindInConversation",
     "ForkSession",
+    "InspectAttachments",
     "Interrupt",
     "ItemCompleted",
     "ItemPinned",

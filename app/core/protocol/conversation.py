@@ -24,6 +24,8 @@ class ContextEntry(BaseModel):
     pinned: bool = False  # a message the user pinned (kept verbatim through compactions)
     carried_notes: bool = False  # the block of the user's facts, files and commands
     text: str = ""  # the readable content (messages, tool arguments and outputs)
+    # What the model is sent for each attachment of a user message, in words.
+    attachments: list[str] = []
 
 
 class ConversationMatch(BaseModel):

@@ -19,6 +19,18 @@ class UserTurn(_Op):
 
     op: Literal["user_turn"] = "user_turn"
     text: str
+    # Files sent with the message (paths): text files, PDFs, images. Each is read, stored
+    # beside the session by content hash and sent in the API's shape; a file that cannot be
+    # sent refuses the whole message, in words, before anything is sent.
+    attachments: list[str] = []
+
+
+class InspectAttachments(_Op):
+    """Read files the user is about to attach and say what each costs (or why it cannot be
+    attached); the core answers with ``AttachmentsInspected``."""
+
+    op: Literal["inspect_attachments"] = "inspect_attachments"
+    paths: list[str]
 
 
 class Compact(_Op):
@@ -137,5 +149,5 @@ class ForkSession(_Op):
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
     | PinItem | EditSummary | UndoSummaryEdit | FindInConversation | EditTurn | RegenerateTurn
-    | SwitchBranch | ForkSession
+    | SwitchBranch | ForkSession | InspectAttachments
 )

@@ -20,6 +20,7 @@ ErrorKind = Literal[
     "compaction",
     "invalid_op",
     "message_too_large",
+    "attachment",  # a file that cannot be attached, or a model that cannot see an image
     "storage",
     "tool",
     "internal",

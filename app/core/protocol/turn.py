@@ -112,6 +112,7 @@ class MessageNotSent(_Event):
     turn_id: str
     text: str
     reason: str
+    attachments: list[str] = Field(default_factory=list)  # the files it carried, for the window to attach again
 
 
 class TurnComplete(_Event):

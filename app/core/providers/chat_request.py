@@ -46,7 +46,7 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
             elif role in ("developer", "system"):
                 messages.append({"role": "system", "content": text})
             else:
-                messages.append({"role": "user", "content": text})
+                messages.append({"role": "user", "content": _user_content(item, text)})
         elif kind == "function_call":
             call = {
                 "id": str(item.get("call_id") or item.get("id") or new_id("call")),
@@ -73,6 +73,42 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
             )
         # reasoning, compaction and unknown items have no chat equivalent: skipped.
     return messages
+
+
+def _user_content(item: Item, text: str) -> str | list[dict[str, Any]]:
+    """A user message's content: its text, or, when it holds images, its parts in order
+    (``text`` parts and ``image_url`` parts, the Chat Completions shape of ``input_image``)."""
+    content = item.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(part, dict) and part.get("type") == "input_image" for part in content
+    ):
+        return text
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "input_image":
+            url: dict[str, Any] = {"url": str(part.get("image_url", ""))}
+            if part.get("detail"):
+                url["detail"] = part["detail"]
+            parts.append({"type": "image_url", "image_url": url})
+        elif part.get("type") in ("input_text", "text") and part.get("text"):
+            parts.append({"type": "text", "text": str(part["text"])})
+    return parts
+
+
+def _as_parts(content: object) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+
+
+def _join_user(first: object, second: object) -> object:
+    """Two user contents as one: texts joined by a blank line, or, when either holds images,
+    their parts one after the other."""
+    if isinstance(first, list) or isinstance(second, list):
+        return [*_as_parts(first), *_as_parts(second)]
+    return _join(first, second) or ""
 
 
 def _join(first: object, second: object) -> str | None:
@@ -118,7 +154,7 @@ def normalize_messages(messages: list[Message]) -> list[Message]:
             continue
         last = result[-1] if result else None
         if last is not None and role == "user" and last.get("role") == "user":
-            last["content"] = _join(last.get("content"), message.get("content")) or ""
+            last["content"] = _join_user(last.get("content"), message.get("content"))
             continue
         if (
             last is not None
@@ -169,6 +205,8 @@ def messages_text(messages: list[Message]) -> str:
         content = message.get("content")
         if isinstance(content, str):
             parts.append(content)
+        elif isinstance(content, list):  # the text parts (images are not text)
+            parts.extend(str(part.get("text", "")) for part in content if isinstance(part, dict))
         for call in message.get("tool_calls") or []:
             parts.append(call["function"]["name"] + call["function"]["arguments"])
     return "".join(parts)

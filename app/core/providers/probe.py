@@ -46,6 +46,9 @@ class ServerInfo:
     kind: ServerKind | None = None
     context_window: int | None = None
     supports_tools: bool | None = None
+    # Whether the loaded model reads images (llama.cpp's ``modalities``, LM Studio's model
+    # type, Ollama's capabilities); None when the server did not say.
+    supports_vision: bool | None = None
 
     @property
     def name(self) -> str:
@@ -89,7 +92,12 @@ def parse_llama_props(props: object) -> ServerInfo | None:
     tools = caps.get("supports_tools") if isinstance(caps, Mapping) else None
     if window is None and not isinstance(tools, bool):
         return None
-    return ServerInfo("llama.cpp", window, tools if isinstance(tools, bool) else None)
+    modalities = props.get("modalities")
+    vision = modalities.get("vision") if isinstance(modalities, Mapping) else None
+    return ServerInfo(
+        "llama.cpp", window, tools if isinstance(tools, bool) else None,
+        vision if isinstance(vision, bool) else None,
+    )
 
 
 def _capability(capabilities: object, names: tuple[str, ...]) -> bool | None:
@@ -108,8 +116,10 @@ def parse_lmstudio_models(payload: object, model: str) -> ServerInfo | None:
             window = _positive(row.get("loaded_context_length")) or _positive(
                 row.get("max_context_length")
             )
+            kind = row.get("type")
             return ServerInfo(
-                "lmstudio", window, _capability(row.get("capabilities"), ("tool_use", "tools"))
+                "lmstudio", window, _capability(row.get("capabilities"), ("tool_use", "tools")),
+                kind == "vlm" if isinstance(kind, str) else None,
             )
     return ServerInfo("lmstudio")  # the server answered, but does not know the model
 
@@ -132,7 +142,11 @@ def parse_ollama_show(payload: object) -> ServerInfo | None:
                 break
     if window is None and "model_info" not in payload and "capabilities" not in payload:
         return None
-    return ServerInfo("ollama", window, _capability(payload.get("capabilities"), ("tools",)))
+    capabilities = payload.get("capabilities")
+    return ServerInfo(
+        "ollama", window, _capability(capabilities, ("tools",)),
+        _capability(capabilities, ("vision",)),
+    )
 
 
 async def _ask(

@@ -10,8 +10,16 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from ..attachments.parts import describe
 from ..compaction.prompts import is_summary_message
-from ..items import Item, is_injected_context, item_type, message_text
+from ..items import (
+    Item,
+    attachment_block,
+    attachment_parts,
+    is_injected_context,
+    item_type,
+    message_text,
+)
 from .query import BOUNDARY, WORD, split_form
 
 # The tool the model searches with: its questions and answers are not indexed.
@@ -41,7 +49,12 @@ def item_text(item: Item) -> tuple[str, str] | None:
         role = item.get("role")
         if role not in ("user", "assistant") or is_injected_context(item):
             return None
-        return str(role), message_text(item)
+        text = message_text(item)
+        if role == "user" and (parts := attachment_parts(item)):
+            # A file's text is found again (its block names it); an image by its description.
+            found = [attachment_block(part) or describe(part) for part in parts]
+            text = "\n\n".join([text, *found])
+        return str(role), text
     if kind == "function_call":
         return "call", f"{item.get('name', '')} {item.get('arguments', '')}"
     if kind == "function_call_output":

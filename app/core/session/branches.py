@@ -136,7 +136,9 @@ class Branches:
             if text is not None:
                 source_input = with_text(source_input, message, text)
             parts = self._parts()
-            if text is not None and not parts.turns.message_fits(turn_id, text):
+            if text is not None and not parts.turns.message_fits(
+                turn_id, p.UserTurn(text=text), user_message(text)
+            ):
                 return
             path = [*tree.path(parent), ""] if parent is not None else [""]
             summary = await self._left_behind(path) if carry else None

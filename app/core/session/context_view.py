@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import protocol as p
+from ..attachments.parts import sent_description
 from ..compaction.notes.carryover import is_notes_message
 from ..compaction.prompts import is_summary_message
-from ..items import is_injected_context, item_count_parts, item_type
+from ..items import attachment_parts, is_injected_context, item_count_parts, item_type
 
 if TYPE_CHECKING:
     from ..compaction.pins import Pins
@@ -31,6 +32,7 @@ def context_entries(history: ContextHistory, pins: Pins) -> list[p.ContextEntry]
                 pinned=pins.holds(item),
                 carried_notes=is_notes_message(item),
                 text=readable,
+                attachments=[sent_description(part) for part in attachment_parts(item)],
             )
         )
     return entries

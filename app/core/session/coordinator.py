@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as p
+from ..attachments.session_files import SessionAttachments
+from ..attachments.store import files_folder
 from ..config import CoreConfig
 from ..conversation.tree import TurnTree
 from ..items import Item
@@ -60,6 +62,7 @@ class Session:
         self._shared = shared = Shared(
             session_id=session_id, counter=counter, settings=self._settings, store=self._store,
             events=self._events, tree=tree, emit=self._emit,
+            attachments=SessionAttachments(files_folder(path), counter.count),
         )
         self._parts: BranchParts = build_parts(shared)
         self._settings.attach(self._parts.history)
@@ -141,7 +144,7 @@ class Session:
         parts = self._parts
         return functools.partial(
             replay_events, parts.transcript.read_entries(), parts.compactor.undo.item_id,
-            self._branches.turn_branches(),
+            self._branches.turn_branches(), self._shared.attachments.folder,
         )
 
     def tree(self) -> p.ConversationTree:
@@ -191,7 +194,7 @@ class Session:
     async def _handle(self, op: p.Op) -> None:
         parts = self._parts
         if isinstance(op, p.UserTurn):
-            if not op.text.strip():
+            if not op.text.strip() and not op.attachments:
                 self._emit(p.Error(message="Type a message first.", kind="invalid_op"))
             elif self.busy:
                 self._active.queue(op)
@@ -219,6 +222,8 @@ class Session:
         elif isinstance(op, p.RetryTurn):
             if (retry := parts.retry.request(self.busy)) is not None:
                 self._active.start(parts.turns.run(retry), "regular")
+        elif isinstance(op, p.InspectAttachments):
+            self._shared.attachments.inspect(op.paths, self._emit)
         elif isinstance(op, p.FindInConversation):
             self._emit(await self._recall.matches(op.query, op.limit))
         elif isinstance(op, p.PinItem):

@@ -30,6 +30,7 @@ from .usage_meter import UsageMeter
 
 if TYPE_CHECKING:
     from .. import protocol as p
+    from ..attachments.session_files import SessionAttachments
     from ..config import CoreConfig
     from ..conversation.tree import TurnTree
     from ..recall import SessionTools
@@ -50,6 +51,7 @@ class Shared:
     events: EventStream
     tree: TurnTree
     emit: Callable[[p.Event], None]
+    attachments: SessionAttachments  # the session's files, stored by hash beside it
 
     def config(self) -> CoreConfig:
         return self.settings.config
@@ -91,7 +93,8 @@ def build_parts(shared: Shared) -> BranchParts:
     )
     notices = Notices(config=get_config, transcript=transcript, emit=emit, record=record)
     requests = TurnRequests(
-        shared.session_id, config=get_config, history=history, tools=get_tools, limit=meter.limit
+        shared.session_id, config=get_config, history=history, tools=get_tools,
+        limit=meter.limit, attachments=shared.attachments,
     )
     compactor = Compactor(
         session_id=shared.session_id, history=history, transcript=transcript, counter=counter,

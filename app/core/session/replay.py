@@ -9,9 +9,11 @@ whether they were undone, and the notes that were recorded.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .. import protocol as p
+from ..attachments.parts import message_display
 from ..compaction.failure import ended_events
 from ..conversation.transcript import ENDED_KIND
 from ..items import is_injected_text, item_type, message_text, new_id
@@ -26,10 +28,11 @@ def replay_events(
     entries: list[Entry],
     undo_item_id: str | None,
     branches: dict[str, p.TurnBranches] | None = None,
+    files: Path | None = None,
 ) -> list[p.Event]:
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
     compaction Undo would undo now; ``branches``: the turns with siblings, each told after its
-    first row."""
+    first row; ``files``, the folder of the session's attachments."""
     events: list[p.Event] = []
     untold = dict(branches or {})
     # Items saved without an id get one here, all made first: made one by one between the
@@ -43,7 +46,7 @@ def replay_events(
         kind = entry.get("kind")
         turn_id = str(entry.get("turn_id") or "")
         if kind == "item":
-            event = _item_event(entry, turn_id, fresh)
+            event = _item_event(entry, turn_id, fresh, files)
             if event is not None:
                 events.append(event)
                 if untold and turn_id in untold:
@@ -76,7 +79,9 @@ def _needs_id(entry: Entry) -> bool:
     return not item.get("id") and item_type(item) in _SHOWN_KINDS
 
 
-def _item_event(entry: Entry, turn_id: str, fresh: Iterator[str]) -> p.ItemCompleted | None:
+def _item_event(
+    entry: Entry, turn_id: str, fresh: Iterator[str], files: Path | None = None
+) -> p.ItemCompleted | None:
     item = entry.get("item") or {}
     kind = item_type(item)
     if kind == "function_call_output":  # its row is found by its call id: no item id needed
@@ -99,6 +104,8 @@ def _item_event(entry: Entry, turn_id: str, fresh: Iterator[str]) -> p.ItemCompl
         if role == "user" and is_injected_text(text):
             return None
         data: dict[str, Any] = {"text": text}
+        if role == "user" and (shown := message_display(item, files)):
+            data["attachments"] = shown  # each said missing when its file is gone
         if entry.get("interrupted"):
             data["interrupted"] = True
         if entry.get("not_sent"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..items import Item, item_count_parts
+from ..items import Item, attachment_tokens, item_count_parts
 
 BYTES_PER_TOKEN = 4
 # Per-item framing (role, separators) the model also pays for; a small constant like Codex's.
@@ -72,4 +72,5 @@ def item_tokens(item: Item, count: Callable[[str], int]) -> int:
     """Tokens an item costs in the context: its readable text counted by ``count``, its
     encrypted content estimated from its length, plus a small per-item overhead."""
     readable, opaque = item_count_parts(item)
-    return count(readable) + approx_tokens(opaque) + ITEM_OVERHEAD_TOKENS
+    images = attachment_tokens(item) if item.get("role") == "user" else 0
+    return count(readable) + approx_tokens(opaque) + images + ITEM_OVERHEAD_TOKENS

@@ -8,6 +8,7 @@ a compaction request gets a real extractive handoff summary.
 
 from __future__ import annotations
 
+from ..attachments import attachments_answer
 from ..conversation import Conversation
 from ..phrasing import conversation_question, is_greeting
 from ..script import Reply, ToolCall
@@ -62,6 +63,8 @@ class DemoModel:
             return Reply(text=self._continue_from_summary(last.text))
         if last.kind != "user":
             return Reply(text="I'm waiting for your next message.")
+        if last.attachments:
+            return Reply(text=attachments_answer(last.text, list(last.attachments)))
         tool_call = self._tool_call_for(last.text, conv.tools) or recall_call(conv, last.text)
         if tool_call is not None:
             return Reply(function_calls=[tool_call])

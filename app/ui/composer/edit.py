@@ -48,6 +48,8 @@ class ComposerHost(Protocol):
 
     def remove_chip(self, position: int) -> None: ...
 
+    def attach_from_mime(self, source: QMimeData) -> bool: ...
+
 
 class ComposerEdit(QPlainTextEdit):
     """The text box. Key handling is delegated to the composer (send, popup navigation). A
@@ -98,7 +100,12 @@ class ComposerEdit(QPlainTextEdit):
         ):
             self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasImage() or super().canInsertFromMimeData(source)
+
     def insertFromMimeData(self, source: QMimeData) -> None:
+        if self._composer.attach_from_mime(source):  # files or an image: attached, not typed
+            return
         if source.hasText():
             text = source.text()
             if len(text) > CHIP_CHARS:

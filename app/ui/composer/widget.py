@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from ..runtime.qt_namespace import Qt, set_enum_property
 from ..style.theme import colors
 from ..style.widgets import tool_button
+from .attachment_chips import AttachmentTray, mime_files
 from .chip_actions import ChipActions
 from .edit import ComposerEdit
 from .paste_chips import CHIP_CHARS, OBJECT, describe
@@ -31,6 +32,8 @@ from .slash_popup import BUSY_REASON, SlashPopup
 
 # The slash commands (app.ui.controller.commands) are imported where used: not before the first paint.
 if TYPE_CHECKING:
+    from PySide6.QtCore import QMimeData
+
     from .paste_viewer import PastedTextDialog
 
 
@@ -69,6 +72,9 @@ class Composer(ChipActions, SlashPopup):
         self.hint.hide()
         layout.addWidget(self.hint)
 
+        self.attachments = AttachmentTray(self)  # files sent with the message, as chips
+        layout.addWidget(self.attachments)
+
         row = QHBoxLayout()
         row.setSpacing(6)
         self.edit = ComposerEdit(self)
@@ -81,6 +87,12 @@ class Composer(ChipActions, SlashPopup):
         column.addStretch(1)
         column.addLayout(buttons)
         row.addLayout(column)
+        self.attach_button: QToolButton = tool_button(
+            "attach", "Attach files or images (or drop them, or paste)", "Attach files", self
+        )
+        self.attach_button.setIconSize(QSize(20, 20))
+        self.attach_button.clicked.connect(self.choose_files)
+        buttons.addWidget(self.attach_button)
         self.send_button: QToolButton = tool_button(
             "send", "Send (Enter)", "Send message", self
         )
@@ -157,6 +169,8 @@ class Composer(ChipActions, SlashPopup):
 
         text = self.text()
         if not text.strip():
+            if self.attachments.paths() and not self.busy:
+                self._send_message(text)
             return
         parsed = parse_command(text)
         if isinstance(parsed, CommandProblem):
@@ -175,8 +189,35 @@ class Composer(ChipActions, SlashPopup):
         if self.busy:
             self.show_hint(BUSY_REASON)
             return
+        self._send_message(unescape_message(text))
+
+    def _send_message(self, text: str) -> None:
+        """Send the message; the files attached go with it (the window takes them)."""
+        if problem := self.attachments.problem():
+            self.show_hint(problem, "error")
+            return
         self._clear()
-        self.message_submitted.emit(unescape_message(text))
+        self.message_submitted.emit(text)
+
+    # -- attachments ------------------------------------------------------------------------
+
+    def choose_files(self) -> None:
+        """The paperclip: pick files to attach."""
+        from PySide6.QtWidgets import QFileDialog
+
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Attach files", "",
+            "Text, PDF and images (*.txt *.md *.csv *.json *.log *.py *.pdf *.png *.jpg *.jpeg "
+            "*.webp *.gif);;All files (*)",
+        )
+        self.attachments.add_paths(paths)
+
+    def attach_from_mime(self, source: QMimeData) -> bool:
+        """A drop or a paste of files or of an image attaches them; True when it did."""
+        paths = mime_files(source)
+        if paths:
+            self.attachments.add_paths(paths)
+        return bool(paths)
 
     def _clear(self) -> None:
         self.edit.clear()

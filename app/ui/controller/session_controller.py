@@ -280,11 +280,12 @@ class SessionController(QObject):
         self.bridge.submit(op)
         return True
 
-    def send_message(self, text: str) -> bool:
-        """Send a user message (the composer already refused it while busy)."""
+    def send_message(self, text: str, attachments: list[str] | None = None) -> bool:
+        """Send a user message (the composer already refused it while busy), with the paths
+        of the files attached to it."""
         from app.core import ops
 
-        if not self.submit(ops.UserTurn(text=text)):
+        if not self.submit(ops.UserTurn(text=text, attachments=list(attachments or []))):
             return False
         self.expect_turn()
         return True

@@ -3,16 +3,19 @@
 Markdown is what the window shows, rendered from the same typed events that draw the session
 (``Session.replay_events()``); JSON is the session's record (``Session.transcript()``: every
 entry as recorded, with whether the model still sees it). Neither ever holds the API key.
-Pure functions: no Qt, no files. The window asks for a path and writes the returned text.
+No Qt. The window asks for a path and writes the returned text; the attachments' files are
+copied beside it (``copy_attachments``), and the Markdown links them there.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from app.core import protocol as p
@@ -82,12 +85,49 @@ def _pretty_json(text: str) -> str:
         return text
 
 
-def _item_markdown(item: p.TurnItem) -> str | None:
-    """One replayed item as Markdown (``None``: nothing to show)."""
+def attachments_folder(path: Path) -> Path:
+    """Where an export's attachment files are copied: beside it, named after it."""
+    return path.with_name(path.stem + ".files")
+
+
+def copy_attachments(events: Iterable[p.Event], folder: Path) -> int:
+    """Copy the attachment files the conversation holds into ``folder`` (each once; a missing
+    one is left out, the export says so); how many were copied."""
+    copied = 0
+    for event in events:
+        if not isinstance(event, p.ItemCompleted) or event.item.kind != "user_message":
+            continue
+        for shown in event.item.data.get("attachments") or []:
+            source = Path(str(shown.get("path") or ""))
+            target = folder / source.name
+            if shown.get("missing") or not source.is_file() or target.exists():
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            copied += 1
+    return copied
+
+
+def _attachment_markdown(shown: dict[str, object], files: str) -> str:
+    name = str(shown.get("name", "attachment"))
+    what = str(shown.get("description", name))
+    if shown.get("missing") or not files:
+        return f"- 📎 {what} _(file missing)_" if shown.get("missing") else f"- 📎 {what}"
+    link = f"{files}/{Path(str(shown.get('path', ''))).name}"
+    if shown.get("kind") == "image":
+        return f"- 📎 {what}\n\n  ![{name}](<{link}>)"
+    return f"- 📎 [{what}](<{link}>)"
+
+
+def _item_markdown(item: p.TurnItem, files: str = "") -> str | None:
+    """One replayed item as Markdown (``None``: nothing to show); ``files``: the folder its
+    attachments are copied to, relative to the export."""
     data = item.data
     if item.kind == "user_message":
         suffix = "\n\n_(not sent to the model)_" if data.get("not_sent") else ""
-        return f"### You\n\n{data.get('text', '')}{suffix}"
+        attached = [_attachment_markdown(a, files) for a in data.get("attachments") or []]
+        listed = "\n\n" + "\n".join(attached) if attached else ""
+        return f"### You\n\n{data.get('text', '')}{listed}{suffix}"
     if item.kind == "agent_message":
         suffix = "\n\n_(interrupted)_" if data.get("interrupted") else ""
         return f"### Assistant\n\n{data.get('text', '')}{suffix}"
@@ -136,6 +176,7 @@ def transcript_to_markdown(
     session_id: str = "",
     model: str = "",
     exported_at: datetime | None = None,
+    files: str = "",
 ) -> str:
     """The conversation as a readable Markdown document (messages, tools, compaction markers,
     notes), from the events that draw it (``Session.replay_events()``): what the window shows."""
@@ -147,7 +188,7 @@ def transcript_to_markdown(
     markers: dict[str, tuple[int, p.ContextCompacted]] = {}  # by item id: (part, event)
     for event in events:
         if isinstance(event, p.ItemCompleted):
-            block = _item_markdown(event.item)
+            block = _item_markdown(event.item, files)
             if block:
                 parts.append(block)
         elif isinstance(event, p.ContextCompacted):

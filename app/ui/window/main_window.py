@@ -116,6 +116,9 @@ class MainWindow(WindowLayout):
             self._update_title()
         if event.type == "message_not_sent":
             self._give_back(event.text)
+            self.composer.attachments.add_paths(event.attachments)
+        if event.type == "attachments_inspected":
+            self.composer.attachments.show_inspected(event)
         if event.type == "conversation_matches":
             self.find_bar.show_matches(event)
         self.branch_view.handle_event(event)

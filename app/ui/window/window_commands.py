@@ -33,8 +33,15 @@ class WindowCommands(SessionView):
     # ================================================================ user actions
 
     def send_message(self, text: str) -> None:
-        """Send a user message (the composer already refused it while busy)."""
-        self.controller.send_message(text)
+        """Send a user message (the composer already refused it while busy), with the files
+        attached to it."""
+        self.controller.send_message(text, self.composer.attachments.take())
+
+    def inspect_attachments(self, paths: list[str]) -> None:
+        """Ask the core what files just attached cost (the answer fills their chips)."""
+        from app.core import ops
+
+        self.controller.submit(ops.InspectAttachments(paths=paths))
 
     def compact(self, focus: str | None = None) -> bool:
         """Submit a compaction unless a turn runs (then say why next to the composer)."""
@@ -122,7 +129,12 @@ class WindowCommands(SessionView):
         if choice is None:
             return None
         path, fmt = choice
-        from ..sessions.export import transcript_to_json, transcript_to_markdown
+        from ..sessions.export import (
+            attachments_folder,
+            copy_attachments,
+            transcript_to_json,
+            transcript_to_markdown,
+        )
 
         title = self.windowTitle().split(" — ")[0]
         session_id, model = self.session.id, self.session.config.model
@@ -133,10 +145,13 @@ class WindowCommands(SessionView):
             )
         else:  # what the window shows, from the events that draw it
             text = transcript_to_markdown(
-                self.session.replay_events(), title=title, session_id=session_id, model=model
+                self.session.replay_events(), title=title, session_id=session_id, model=model,
+                files=attachments_folder(path).name,
             )
         try:
             path.write_text(text, encoding="utf-8")
+            # The attached files beside it (the JSON names them by their stored names).
+            copy_attachments(self.session.replay_events(), attachments_folder(path))
         except OSError as exc:
             self.show_problem(f"Could not export to {path}: {exc.strerror or exc}")
             return None

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..composer.attachment_drop import AttachmentDrop
 from ..composer.widget import Composer
 from ..runtime.qt_namespace import set_enum_property
 from ..sessions.session_list import SessionListPanel
@@ -212,6 +213,8 @@ class WindowLayout(WindowCommands):
         self.composer.message_submitted.connect(self.send_message)
         self.composer.command_submitted.connect(self.run_command)
         self.composer.stop_requested.connect(self.stop)
+        self.composer.attachments.inspect_requested.connect(self.inspect_attachments)
+        self._attachment_drop = AttachmentDrop(self, self.composer)  # drops attach files
         column.addWidget(self.composer)
         # Edit, regenerate, ‹ n/m ›, fork, the conversation tree (the rows' ops go through it).
         self.branch_view = BranchView(self)

@@ -36,7 +36,14 @@ SAMPLES: list[ops.Op] = [
     ops.RegenerateTurn(turn_id="turn_1"),
     ops.SwitchBranch(turn_id="turn_2"),
     ops.ForkSession(turn_id="turn_2"),
+    ops.InspectAttachments(paths=["/tmp/a.png"]),
 ]
+
+
+def test_a_user_turn_carries_its_attachments_as_paths() -> None:
+    op = ops.UserTurn(text="see", attachments=["/tmp/a.png", "notes.md"])
+    assert op.attachments == ["/tmp/a.png", "notes.md"]
+    assert ops.UserTurn(text="x").attachments == []
 
 
 def test_the_op_union_is_every_op_class() -> None:

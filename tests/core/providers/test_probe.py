@@ -57,10 +57,22 @@ def test_llama_props() -> None:
     assert parse_llama_props([1]) is None
 
 
+def test_servers_say_whether_the_model_reads_images() -> None:
+    assert parse_llama_props(
+        {**LLAMA_PROPS, "modalities": {"vision": True, "audio": False}}
+    ) == ServerInfo("llama.cpp", 4096, False, True)
+    assert parse_llama_props(LLAMA_PROPS).supports_vision is None  # type: ignore[union-attr]
+    vision = {**OLLAMA_SHOW, "capabilities": ["completion", "vision"]}
+    assert parse_ollama_show(vision).supports_vision is True  # type: ignore[union-attr]
+    lmstudio = {"data": [{"id": "m", "type": "vlm", "max_context_length": 8192}]}
+    assert parse_lmstudio_models(lmstudio, "m").supports_vision is True  # type: ignore[union-attr]
+
+
 def test_ollama_show_prefers_the_running_num_ctx() -> None:
-    assert parse_ollama_show(OLLAMA_SHOW) == ServerInfo("ollama", 8192, True)
+    # Its capabilities name no "vision": the model reads no images.
+    assert parse_ollama_show(OLLAMA_SHOW) == ServerInfo("ollama", 8192, True, False)
     no_param = {**OLLAMA_SHOW, "parameters": "temperature 1", "capabilities": ["completion"]}
-    assert parse_ollama_show(no_param) == ServerInfo("ollama", 131072, False)
+    assert parse_ollama_show(no_param) == ServerInfo("ollama", 131072, False, False)
     assert parse_ollama_show({"error": "model not found"}) is None
 
 
@@ -89,7 +101,7 @@ async def test_probe_finds_ollama_after_the_others_answer_404() -> None:
     seen: list[httpx2.Request] = []
     async with _server({("POST", "/api/show"): OLLAMA_SHOW}, seen) as client:
         info = await probe_server("http://localhost:11434/v1", "gemma3", http_client=client)
-    assert info == ServerInfo("ollama", 8192, True)
+    assert info == ServerInfo("ollama", 8192, True, False)
     show = [r for r in seen if r.url.path == "/api/show"]
     assert json.loads(show[0].content) == {"model": "gemma3"}
 

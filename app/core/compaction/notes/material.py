@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ...attachments.parts import text_with_stand_ins
 from ...items import INJECTED_PREFIXES, Item, item_type, message_text
+from ...items import attachment_parts as item_attachments
 from ..prompts import summary_prefix
 from .block import CarriedOver, is_notes_message, is_notes_text, notes_from_text
 from .cache import extract_many
@@ -71,7 +73,8 @@ class _Scan:
                     or text.startswith(summary_head)
                     or is_notes_message(item)
                 ):
-                    messages.append(text)
+                    # An attachment is kept as the text naming it.
+                    messages.append(text_with_stand_ins(item) if item_attachments(item) else text)
             elif kind in TOOL_ITEM_TYPES:
                 tools.append(item)
 

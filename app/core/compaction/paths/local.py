@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from ...attachments.wire import stand_in_items
 from ...items import Item, last_assistant_text, user_message
 from ...providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ...providers.sampling import RetryNotice, sample
@@ -151,7 +152,8 @@ class LocalCompaction:
             request = ModelRequest(
                 model=self.model,
                 instructions=self.instructions,
-                input=[*items, user_message(self.prompt)],
+                # Attachments named by their stand-ins: the summary says they existed.
+                input=[*stand_in_items(items), user_message(self.prompt)],
                 tools=[],
                 prompt_cache_key=self.prompt_cache_key,
                 max_output_tokens=wire_limit,

@@ -1,4 +1,5 @@
-"""The prune path: old tool outputs replaced by a short stub, no model call.
+"""The prune path: old tool outputs replaced by a short stub, old attachments by the text
+naming them, no model call.
 
 Tool outputs (file contents, listings) are usually the bulk of a working conversation and the
 cheapest thing to lose: the model already read them and acted on them. When stubbing the outputs
@@ -12,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...items import Item, function_call_output, is_injected_context, is_message, item_type
+from ...attachments.parts import with_stand_ins
+from ...items import (
+    Item,
+    attachment_parts,
+    function_call_output,
+    is_injected_context,
+    is_message,
+    item_type,
+)
 from ..notes.block import is_notes_message
 from ..prompts import is_summary_message
 
@@ -69,6 +78,14 @@ def prune_tool_outputs(
     outputs = elided = 0
     for index in range(boundary):
         item = items[index]
+        if attachment_parts(item) and counts[index] >= MIN_PRUNED_TOKENS:
+            # An old file or image goes like an old tool output: named, no longer sent.
+            named = with_stand_ins(item)
+            new_items[index] = named
+            new_counts[index] = count_item(named)
+            outputs += 1
+            elided += counts[index] - new_counts[index]
+            continue
         if (
             item_type(item) != "function_call_output"
             or counts[index] < MIN_PRUNED_TOKENS

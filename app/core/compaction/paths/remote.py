@@ -13,6 +13,7 @@ touches the session.
 
 from __future__ import annotations
 
+from ...attachments.wire import stand_in_items
 from ...items import Item, is_compaction_item, is_message, item_text_for_count, item_type
 from ...providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ...providers.sampling import RetryNotice, sample, wait_before_retry
@@ -107,7 +108,7 @@ async def compact_remotely(
     request = ModelRequest(
         model=model,
         instructions=instructions,
-        input=request_items,
+        input=stand_in_items(request_items),  # attachments named, not sent again
         tools=list(tools),
         prompt_cache_key=prompt_cache_key,
         reasoning_effort=reasoning_effort,

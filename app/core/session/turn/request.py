@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...attachments.session_files import SessionAttachments
 from ...conversation.history_repair import pair_tool_calls
 from ...items import Item, user_message
 from ...providers.base import ModelRequest
@@ -27,8 +28,10 @@ class TurnRequests:
         history: ContextHistory,
         tools: Callable[[], SessionTools],
         limit: Callable[[], int | None],
+        attachments: SessionAttachments,
     ) -> None:
         self._session_id = session_id
+        self.attachments = attachments  # the session's files: read, stored, sent
         self._config = config
         self._history = history
         self._tools = tools
@@ -43,7 +46,7 @@ class TurnRequests:
             model=config.model,
             instructions=config.instructions,
             # Every call paired with an output (items are never mutated in place).
-            input=pair_tool_calls(items).items,
+            input=self.attachments.wire(pair_tool_calls(items).items),
             tools=self._tools().specs(),
             prompt_cache_key=self._session_id,
             reasoning_effort=config.reasoning_effort,

@@ -8,9 +8,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from ... import protocol as p
+from ...attachments.errors import AttachmentError
+from ...attachments.parts import attachment_message, message_display
 from ...compaction import policy
 from ...items import (
     ENVIRONMENT_CONTEXT_OPEN,
+    Item,
     assistant_message,
     function_call_output,
     is_message,
@@ -113,11 +116,20 @@ class UserTurnTask:
         attempt_box: list[StreamAttempt] = []
         self._items.start()
         user_saved = retry and branch is None
+        files = self._requests.attachments
         try:
+            message = user_message(op.text)
             if not retry:
-                await self._counter.precount([op.text])  # a long message: counted off-thread
+                try:  # attachments read, stored by hash and checked against the model
+                    message = attachment_message(
+                        op.text, await files.for_turn(op.attachments, self._config())
+                    )
+                except AttachmentError as exc:
+                    self._refuse(turn_id, op, exc.message, "attachment")
+                    raise TurnFailed from exc
+                await self._counter.precount_items([message])  # counted off-thread
             await self._refiner.settled()  # what the decisions below count must be exact
-            if branch is None and not retry and not self.message_fits(turn_id, op.text):
+            if branch is None and not retry and not self.message_fits(turn_id, op, message):
                 raise TurnFailed
             self._compactor.undo.turn_started()
             self._emit_undo_state()
@@ -147,11 +159,12 @@ class UserTurnTask:
                 self._compactor.unchanged_since_compaction,
             )
             if not retry:  # (a retry sends the history as it is; an overflow still compacts)
-                self._record_user_message(turn_id, op.text)
+                self._record_user_message(turn_id, message)
                 user_saved = True
             await self._notices.once_about_tools()
             if not retry:
                 await self._compact_before_turn(turn_id, previous_model, *before)
+            await files.preload(self._history.raw_items())  # images read off the window's thread
             last_message = await self._loop.run(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
@@ -177,7 +190,7 @@ class UserTurnTask:
             )
         )
 
-    def message_fits(self, turn_id: str, text: str) -> bool:
+    def message_fits(self, turn_id: str, op: p.UserTurn, message: Item) -> bool:
         """Refuse, before anything is sent or stored, a message that cannot fit the window even
         alone (with the instructions, tools and environment block, and room for an answer)."""
         in_server_tokens = self._meter.in_server_tokens()
@@ -187,24 +200,35 @@ class UserTurnTask:
         room = policy.message_room(
             self._meter.limit(), in_server_tokens(self._history.fixed_tokens + context)
         )
-        tokens = in_server_tokens(self._counter.count_item(user_message(text)))
+        tokens = in_server_tokens(self._counter.count_item(message))
         if room is None or tokens <= room:
             return True
         window = self._meter.window()
         where = f"the model's {window:,}-token context window" if window else "the model's limit"
-        message = (
+        said = (
             f"Your message was not sent: it is about {tokens:,} tokens, and {where} leaves room "
             f"for at most {room:,} beside Coco's instructions and tools and an answer. Shorten it "
             "or send it in parts."
         )
-        self._notices.error(message, "message_too_large", turn_id)
-        self._emit(p.MessageNotSent(turn_id=turn_id, text=text, reason=message))
+        self._refuse(turn_id, op, said, "message_too_large")
         return False
 
-    def _record_user_message(self, turn_id: str, text: str) -> None:
+    def _refuse(self, turn_id: str, op: p.UserTurn, message: str, kind: p.ErrorKind) -> None:
+        """The message goes back to the composer, with its attachments, and why."""
+        self._notices.error(message, kind, turn_id)
+        self._emit(
+            p.MessageNotSent(
+                turn_id=turn_id, text=op.text, reason=message, attachments=op.attachments
+            )
+        )
+
+    def _record_user_message(self, turn_id: str, message: Item) -> None:
         self._ensure_initial_context(turn_id)
-        self._items.append(user_message(text), turn_id)
-        item = p.TurnItem(id=new_id("user"), kind="user_message", data={"text": text})
+        self._items.append(message, turn_id)
+        data: dict[str, object] = {"text": message_text(message)}
+        if shown := message_display(message, self._requests.attachments.folder):
+            data["attachments"] = shown
+        item = p.TurnItem(id=new_id("user"), kind="user_message", data=data)
         self._emit(p.ItemStarted(turn_id=turn_id, item=item))
         self._emit(p.ItemCompleted(turn_id=turn_id, item=item))
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import CoreConfig
+from app.core.attachments.session_files import SessionAttachments
 from app.core.conversation.history import ContextHistory
 from app.core.items import function_call, user_message
 from app.core.recall import SessionTools
@@ -27,7 +28,7 @@ def requests_for(
     tools = SessionTools(held["config"], None)  # type: ignore[arg-type]  # recall is off
     requests = TurnRequests(
         "sid", config=lambda: held["config"], history=history, tools=lambda: tools,
-        limit=lambda: limit,
+        limit=lambda: limit, attachments=SessionAttachments(tmp_path / "sid.files", len),
     )
     return requests, history, held
 

@@ -1,0 +1,92 @@
+"""A file on disk read into an attachment part: its kind told from its bytes, its text or its
+image made ready, its bytes stored by hash. Runs in a worker thread; every refusal is an
+:class:`AttachmentError` in words, and nothing is stored for a refused file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..items import ATTACHMENT
+from .documents import decode_text, pdf_text
+from .errors import AttachmentError, size_words
+from .images import prepare_image
+from .parts import Part
+from .store import AttachmentStore
+
+# The largest file of each kind Coco reads (a model could not take more in any case).
+LIMITS = {"text": 16 * 2**20, "pdf": 256 * 2**20, "image": 64 * 2**20}
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif"}
+
+
+def sniff_kind(head: bytes, path: Path) -> str:
+    """``text``, ``pdf`` or ``image``, from the file's first bytes (its name only breaks a
+    tie: a damaged image named ``.png`` is refused as an image, not read as text)."""
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if any(head.startswith(magic) for magic, _ in _IMAGE_MAGIC):
+        return "image"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image"
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return "pdf"
+    if suffix in _IMAGE_SUFFIXES:
+        return "image"
+    return "text"
+
+
+def read_attachment(path: Path, store: AttachmentStore) -> Part:
+    """The part for the file at ``path``, its bytes stored in ``store``."""
+    name = path.name or str(path)
+    if path.is_dir():
+        raise AttachmentError(f"{name} is a folder: attach the files in it instead.")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(16)
+            kind = sniff_kind(head, path)
+            if size > LIMITS[kind]:
+                raise AttachmentError(
+                    f"{name} is too large to attach ({size_words(size)}): Coco attaches "
+                    f"{'PDFs' if kind == 'pdf' else kind + ' files'} up to "
+                    f"{size_words(LIMITS[kind])}."
+                )
+            data = head + handle.read()
+    except FileNotFoundError as exc:
+        raise AttachmentError(f"{name} no longer exists, so it was not attached.") from exc
+    except PermissionError as exc:
+        raise AttachmentError(f"{name} could not be read: permission denied.") from exc
+    except OSError as exc:
+        raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
+    part: Part = {"type": ATTACHMENT, "kind": kind, "name": name, "size": len(data)}
+    if kind == "image":
+        image = prepare_image(data, name)
+        original_mime = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp",
+                         "GIF": "image/gif"}[image.format]
+        part.update(
+            mime=original_mime, width=image.width, height=image.height,
+            sent_width=image.sent_width, sent_height=image.sent_height, tokens=image.tokens,
+            file=store.put(data, original_mime),
+        )
+        if image.sent is data:
+            part.update(sent_file=part["file"], sent_mime=original_mime)
+        else:
+            part.update(sent_file=store.put(image.sent, image.sent_mime),
+                        sent_mime=image.sent_mime)
+        store.remember_url(part["sent_file"], image.sent, part["sent_mime"])
+        return part
+    if kind == "pdf":
+        text, pages = pdf_text(data, name)
+        part.update(mime="application/pdf", pages=pages)
+    else:
+        text, encoding = decode_text(data, name)
+        part.update(mime="text/plain", encoding=encoding)
+    part.update(text=text, lines=text.count("\n") + 1 if text else 0)
+    part["file"] = store.put(data, part["mime"])
+    return part

@@ -1,0 +1,117 @@
+"""The attachments package: kinds told from bytes, text decoding, the image rule, storage by
+hash, the wire shapes and the stand-in text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.attachments.documents import decode_text
+from app.core.attachments.errors import AttachmentError
+from app.core.attachments.images import image_tokens, scaled_size
+from app.core.attachments.parts import attachment_message, stand_in, with_stand_ins
+from app.core.attachments.reading import read_attachment
+from app.core.attachments.store import AttachmentStore
+from app.core.attachments.wire import stand_in_items, wire_items
+from app.core.compaction.paths.prune import prune_tool_outputs
+from app.core.items import attachment_parts, item_count_parts, user_message
+from app.core.providers.chat_request import chat_messages
+from tests.attachment_files import write_image, write_png
+
+
+def test_openai_image_rule() -> None:
+    assert scaled_size(3840, 2160) == (1365, 768)
+    assert image_tokens(3840, 2160) == 85 + 170 * 6
+    assert scaled_size(4096, 8192) == (768, 1536)  # fit 2048, then shortest side 768
+    assert image_tokens(512, 512) == 255
+    assert image_tokens(513, 100) == 85 + 170 * 2
+    assert scaled_size(100, 50) == (100, 50)  # never enlarged
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        ("héllo wörld\n".encode(), "utf-8"),
+        ("\ufeffhéllo\n".encode(), "utf-8"),
+        ("héllo\n".encode("utf-16"), "utf-16"),
+    ],
+)
+def test_text_in_any_encoding_is_read(data: bytes, encoding: str) -> None:
+    text, found = decode_text(data, "a.txt")
+    assert "llo" in text and found == encoding
+
+
+def test_a_legacy_encoding_is_detected_and_binary_refused() -> None:
+    text, _ = decode_text("Grüße aus Köln, schöne Straße und Bäume.\n".encode("cp1252"), "a.txt")
+    assert "Köln" in text
+    with pytest.raises(AttachmentError, match="not a text file"):
+        decode_text(b"\x7fELF\x00\x01\x02" * 100, "prog.txt")
+
+
+def test_storage_is_by_content_hash_and_parts_hold_no_bytes(tmp_path: Path) -> None:
+    store = AttachmentStore(tmp_path / "s.files")
+    first = read_attachment(write_png(tmp_path / "a.png", 300, 200), store)
+    twin = tmp_path / "b.png"
+    twin.write_bytes((tmp_path / "a.png").read_bytes())
+    second = read_attachment(twin, store)
+    assert first["file"] == second["file"] and first["name"] != second["name"]
+    assert [p.name for p in store.folder.iterdir()] == [first["file"]]
+    assert "data" not in str(first) and first["sent_file"] == first["file"]  # small: as is
+
+
+def test_webp_jpeg_gif_are_taken_and_a_big_jpeg_is_scaled(tmp_path: Path) -> None:
+    store = AttachmentStore(tmp_path / "s.files")
+    for fmt, suffix in (("WEBP", "webp"), ("GIF", "gif"), ("JPEG", "jpg")):
+        part = read_attachment(write_image(tmp_path / f"i.{suffix}", 64, 32, fmt), store)
+        assert part["kind"] == "image" and part["width"] == 64
+    big = read_attachment(write_image(tmp_path / "big.jpg", 4000, 3000, "JPEG"), store)
+    assert (big["sent_width"], big["sent_height"]) == (1024, 768)
+    assert big["sent_mime"] == "image/jpeg" and big["sent_file"] != big["file"]
+
+
+def _message(tmp_path: Path) -> dict:
+    store = AttachmentStore(tmp_path / "s.files")
+    notes = tmp_path / "notes.md"
+    notes.write_text("alpha\nbeta\n")
+    parts = [read_attachment(notes, store), read_attachment(write_png(tmp_path / "a.png", 20, 10), store)]
+    return attachment_message("look", parts), store
+
+
+def test_wire_shapes_on_both_apis(tmp_path: Path) -> None:
+    message, store = _message(tmp_path)
+    wired = wire_items([message], store.data_url)[0]
+    assert [p["type"] for p in wired["content"]] == ["input_text", "input_text", "input_image"]
+    assert wired["content"][1]["text"] == '<file name="notes.md">\nalpha\nbeta\n\n</file>'
+    assert attachment_parts(message)  # the history's own item is unchanged
+    chat = chat_messages("", [wired])
+    assert chat[0]["content"][2]["type"] == "image_url"
+    assert chat[0]["content"][2]["image_url"]["url"].startswith("data:image/png;base64,")
+    # two user messages in a row, one with an image, merge as parts (strict templates)
+    merged = chat_messages("", [user_message("first"), wired])
+    assert len(merged) == 1 and merged[0]["content"][0] == {"type": "text", "text": "first"}
+
+
+def test_stand_ins_name_the_attachment(tmp_path: Path) -> None:
+    message, _ = _message(tmp_path)
+    named = stand_in_items([message])[0]
+    texts = [p["text"] for p in named["content"]]
+    assert texts[1] == "[Attached text file no longer shown: notes.md, text file, 3 lines, 11 bytes]"
+    assert texts[2].startswith("[Attached image no longer shown: a.png, PNG image 20x10")
+    assert "alpha" not in str(named)
+    assert with_stand_ins(user_message("x")) == user_message("x")
+    assert "alpha" in item_count_parts(message)[0]  # the file's text is counted
+
+
+def test_prune_names_an_old_large_file_like_an_old_tool_output(tmp_path: Path) -> None:
+    store = AttachmentStore(tmp_path / "s.files")
+    big = tmp_path / "log.txt"
+    big.write_text("a line of the log\n" * 400)
+    old = attachment_message("read this", [read_attachment(big, store)])
+    items = [old, user_message("two"), user_message("three")]
+    counts = [2000, 5, 5]
+    found = prune_tool_outputs(items, counts, count_item=lambda i: len(str(i)) // 4)
+    assert found is not None
+    pruned, _ = found
+    assert stand_in(attachment_parts(old)[0]) in str(pruned.items[0])
+    assert "a line of the log" not in str(pruned.items[0]) and pruned.outputs == 1
