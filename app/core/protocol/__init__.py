@@ -54,6 +54,7 @@ from .turn import (
     ItemCompleted,
     ItemStarted,
     MessageNotSent,
+    ReplyReplaced,
     RetryAvailable,
     StreamError,
     StreamWaiting,
@@ -82,6 +83,7 @@ Event = Annotated[
     | Warning
     | Error
     | MessageNotSent
+    | ReplyReplaced
     | UndoAvailable
     | TurnComplete
     | ShutdownComplete
@@ -118,6 +120,7 @@ __all__ = [
     "MessageNotSent",
     "Op",
     "PinItem",
+    "ReplyReplaced",
     "RetryAvailable",
     "RetryTurn",
     "SessionConfigured",

@@ -114,6 +114,15 @@ class MessageNotSent(_Event):
     reason: str
 
 
+class ReplyReplaced(_Event):
+    """A reply the server's failure cut off (shown as an ``agent_message`` item with
+    ``cut_off`` in its data) was replaced by the answer of the retry: its row goes."""
+
+    type: Literal["reply_replaced"] = "reply_replaced"
+    turn_id: str
+    item_id: str
+
+
 class TurnComplete(_Event):
     type: Literal["turn_complete"] = "turn_complete"
     turn_id: str

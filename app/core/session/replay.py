@@ -13,8 +13,9 @@ from typing import Any
 
 from .. import protocol as p
 from ..compaction.failure import ended_events
-from ..conversation.transcript import ENDED_KIND
+from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..items import is_injected_text, item_type, message_text, new_id
+from .turn.cut_off import cut_off_event
 
 Entry = dict[str, Any]
 # An item's event is validated from plain data in one call: building its ``TurnItem`` first,
@@ -42,6 +43,8 @@ def replay_events(entries: list[Entry], undo_item_id: str | None) -> list[p.Even
                 events.append(event)
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == CUT_OFF_KIND:  # a reply the server's failure cut off
+            events.append(cut_off_event(entry))
         elif kind == ENDED_KIND:  # a compaction that failed or was stopped
             events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":

@@ -11,9 +11,10 @@ from ..compaction.pins import PIN_RECORD
 from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
-from ..conversation.transcript import ENDED_KIND
+from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..rollout.store import RecordTally, progress_reporter, resume_rollout
 from ..system.collector import collector_paused
+from .turn.cut_off import restore as restore_cut_off
 
 if TYPE_CHECKING:
     from ..compaction.runner import Compactor
@@ -159,6 +160,8 @@ class SessionResume:
                     transcript.add_error(
                         str(payload.get("message", "")), str(payload.get("details"))
                     )
+                elif event_kind == CUT_OFF_KIND:
+                    restore_cut_off(transcript, payload)
                 elif event_kind in ("error", "warning", "background", ENDED_KIND):
                     self._notices.replayed(transcript.add_recorded(payload))
         if usage is not None:

@@ -90,6 +90,8 @@ def _item_markdown(item: p.TurnItem) -> str | None:
         return f"### You\n\n{data.get('text', '')}{suffix}"
     if item.kind == "agent_message":
         suffix = "\n\n_(interrupted)_" if data.get("interrupted") else ""
+        if data.get("cut_off"):
+            suffix = "\n\n_(cut off: the server stopped; not sent to the model)_"
         return f"### Assistant\n\n{data.get('text', '')}{suffix}"
     if item.kind == "function_call":
         name = data.get("name") or "tool"

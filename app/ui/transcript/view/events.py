@@ -82,6 +82,8 @@ class TranscriptEvents(WaitingTranscript):
             self._on_item_pinned(event)
         elif event.type == "summary_edited":
             self._on_summary_edited(event)
+        elif event.type == "reply_replaced":
+            self.remove_reply(event.item_id)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -128,6 +130,8 @@ class TranscriptEvents(WaitingTranscript):
             self._finish_item(reply)
             if data.get("interrupted"):
                 reply.set_interrupted()
+            if data.get("cut_off"):
+                reply.set_cut_off()
             if data.get("pinned"):
                 reply.set_pinned(str(data["pinned"]))
         elif item.kind == "function_call":
