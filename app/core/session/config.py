@@ -54,7 +54,7 @@ class SessionConfig:
             self._history.set_tools(self.tools.specs())
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
-        return describe_config_change(old, config)
+        return describe_config_change(old, config, started=len(self._history) > 0)
 
     async def close(self) -> None:
         """Close the provider's connections, if one was made."""
