@@ -15,7 +15,6 @@ from .. import protocol as p
 from ..compaction.failure import ended_events
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..items import is_injected_text, item_type, message_text, new_id
-from .turn.cut_off import cut_off_event
 
 Entry = dict[str, Any]
 # An item's event is validated from plain data in one call: building its ``TurnItem`` first,
@@ -171,3 +170,16 @@ def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> 
     if entry.get("undone"):
         events.append(p.CompactionUndone(item_id=marker.item_id, tokens=marker.tokens_before))
     return events
+
+
+def cut_off_event(entry: Entry) -> p.ItemCompleted:
+    """The item a reply cut off by the server is drawn from, live and on replay (see
+    ``turn.cut_off``): an agent message marked ``cut_off``, out of the model's view."""
+    return p.ItemCompleted(
+        turn_id=str(entry.get("turn_id", "")),
+        item=p.TurnItem(
+            id=str(entry.get("item_id", "")),
+            kind="agent_message",
+            data={"text": str(entry.get("text", "")), "cut_off": True},
+        ),
+    )

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ... import protocol as p
-from ...conversation.transcript import CUT_OFF_KIND, Entry
+from ...conversation.transcript import CUT_OFF_KIND
+from ..replay import cut_off_event
 
 if TYPE_CHECKING:
     from ...conversation.transcript import Transcript
@@ -66,15 +67,3 @@ def restore(transcript: Transcript, payload: dict[str, Any]) -> None:
         transcript.drop_entries(CUT_OFF_KIND, str(payload.get("turn_id", "")))
     else:
         transcript.add_recorded_entry(payload)
-
-
-def cut_off_event(entry: Entry) -> p.ItemCompleted:
-    """The item a cut-off reply is drawn from, live and on replay."""
-    return p.ItemCompleted(
-        turn_id=str(entry.get("turn_id", "")),
-        item=p.TurnItem(
-            id=str(entry.get("item_id", "")),
-            kind="agent_message",
-            data={"text": str(entry.get("text", "")), "cut_off": True},
-        ),
-    )
