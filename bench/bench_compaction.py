@@ -21,6 +21,7 @@ Target: what Coco adds ≤ 25 ms, for each strategy.
 from __future__ import annotations
 
 import asyncio
+import random
 import statistics
 import time
 from pathlib import Path
@@ -39,7 +40,13 @@ from bench._common import (
 
 FULL_TOKENS = 1_000_000
 TURN_TOKENS = 500  # ≈ 55 user + 410 answer + a tool call every 10th turn
-SUMMARY = "## Summary\n\n" + "The user and the assistant discussed the benchmark plan. " * 40
+# About 360 words, each point its own: one sentence repeated 40 times is what a junk summary
+# looks like (issue 39) and would be refused and asked again.
+_WORDS = ["cache", "gateway", "schema", "budget", "rollout", "billing", "platform", "staging", "port", "config", "deploy", "review", "decision", "owner", "region", "metric", "alert", "runbook", "backup", "index", "query", "latency", "quota", "ticket"]
+_PICK = random.Random(42)
+SUMMARY = "## Summary\n\n" + "\n".join(
+    f"- {n}. " + " ".join(_PICK.choice(_WORDS) for _ in range(8)) + "." for n in range(40)
+)
 
 
 async def _wait_for(events: asyncio.Queue[Any], kind: str, timeout: float = 120.0) -> list[Any]:

@@ -91,7 +91,8 @@ async def test_after_any_compaction_the_history_is_within_half_the_limit(server,
     session = await Session.open(make_config(context_window=WINDOW))
     for i in range(6):
         await chat(session, server, words(500, f"k{i}y"), "ok")
-    server.enqueue(Reply(text=words(3000, "sum")))  # a model that ignores the output limit
+    # A model that ignores the output limit (3 000 different words: a loop would be junk).
+    server.enqueue(Reply(text=" ".join(f"sum{i}" for i in range(3000))))
     events = await run(session, ops.Compact())
     info = of_type(events, "context_compacted")[0]
     assert info.target is not None and info.tokens_after <= info.target <= WINDOW * 0.9 / 2

@@ -156,6 +156,7 @@ class Applier:
             freed_little=check.freed_little,
             summary_cut_short=result.cut_short,
             kept_previous_summary=result.kept_previous_summary,
+            summary_unusable=result.summary_unusable,
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,

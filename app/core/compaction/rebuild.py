@@ -177,20 +177,21 @@ class Shrunk:
 
 def assemble(
     kept: list[str],
-    summary: str | Item,
+    summary: str | Item | None,
     initial_context: list[Item],
     carried: list[Item] | None = None,
 ) -> list[Item]:
     """Kept user messages, the initial context just before the last of them (so the summary
     stays last, as Codex 0.169.0 sends it for every compaction), then what is carried over
     verbatim (the carried-notes block), then the summary: a summary message's text, or a
-    remote ``compaction`` item in its place."""
+    remote ``compaction`` item in its place (none when no summary was usable)."""
     items: list[Item] = [user_message(text) for text in kept]
     if initial_context:
         position = len(items) - 1 if items else 0
         items[position:position] = list(initial_context)
     items.extend(carried or [])
-    items.append(user_message(summary) if isinstance(summary, str) else summary)
+    if summary is not None:
+        items.append(user_message(summary) if isinstance(summary, str) else summary)
     return items
 
 
@@ -207,7 +208,7 @@ def shrink_to_room(
     recognised). Returns what is left and what was cut."""
     kept = list(kept)
     costs = [count(text) + ITEM_OVERHEAD_TOKENS for text in kept]
-    summary_cost = count(summary_text(summary)) + ITEM_OVERHEAD_TOKENS
+    summary_cost = count(summary_text(summary)) + ITEM_OVERHEAD_TOKENS if summary else 0
     total = sum(costs) + summary_cost + context_tokens
     dropped = truncated = 0
     summary_cut = False
@@ -222,7 +223,7 @@ def shrink_to_room(
         kept[0] = truncate_text(kept[0], max(MIN_SHORTENED_TOKENS, allowed), count)
         total += count(kept[0]) + ITEM_OVERHEAD_TOKENS
         truncated += 1
-    if total > room:
+    if total > room and summary:
         allowed = max(MIN_SHORTENED_TOKENS, count(summary) - (total - room))
         summary = truncate_text(summary, allowed, count)
         summary_cut = True
@@ -258,7 +259,10 @@ def build_compacted_history(
         )
     return RebuiltHistory(
         items=assemble(
-            kept, summary_text(summary), context, [] if carried.empty else [carried.item()]
+            kept,
+            summary_text(summary) if summary else None,
+            context,
+            [] if carried.empty else [carried.item()],
         ),
         kept_user_messages=len(kept),
         kept_truncated=truncated or shrunk.truncated_messages > 0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .junk_summary import Junk, junk_words
 from .paths.path import PathResult
 
 LOCAL_COMPACTION_WARNING = (
@@ -31,7 +32,9 @@ def check_room(result: PathResult, before: int, after: int, *, warned: bool) -> 
     the session has said the long-conversations warning already."""
     freed_share = (before - after) / before if before > 0 else 0.0
     texts: list[str] = []
-    if result.cut_short and result.kept_previous_summary:
+    if result.summary_unusable is not None:
+        texts.append(unusable_warning(result.summary_unusable, result.kept_previous_summary))
+    elif result.cut_short and result.kept_previous_summary:
         texts.append(
             "The model's summary came back cut short, so the earlier summary was kept "
             "beside it. Nothing it held was lost."
@@ -61,4 +64,18 @@ def check_room(result: PathResult, before: int, after: int, *, warned: bool) -> 
         freed_little=before > 0 and freed_share < LITTLE_FREED_SHARE,
         warnings=tuple(texts),
         warned_local=warned_local,
+    )
+
+
+def unusable_warning(junk: Junk, kept_previous: bool) -> str:
+    """What is said when the model's summary was junk even after a retry (issue 39)."""
+    if kept_previous:
+        return (
+            f"The model's summary was unusable ({junk_words(junk)}), so the earlier summary "
+            "was kept. Nothing it held was lost."
+        )
+    return (
+        f"The model's summary was unusable ({junk_words(junk)}), so none was installed: your "
+        "recent messages, pins and carried notes carry the conversation. Try /compact again, "
+        "or a stronger compaction model."
     )

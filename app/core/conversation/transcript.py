@@ -10,6 +10,8 @@ a resumed session without knowing the rollout format:
   ``summary_undoable`` once the user edited its summary, see ``summary_edit``)
 - ``{"kind": "error" | "warning" | "background", "message": str}``
 - ``{"kind": "compaction_ended", "item_id": str, "trigger": str, "status": str, "focus"?: str}``
+- ``{"kind": "reply_cut_off", "turn_id": str, "item_id": str, "text": str}``: a reply a failed
+  stream cut off, shown, never in the model's view (see ``session.turn.cut_off``)
 
 ``entries()`` adds ``in_context``: True for what the model still sees (everything below the
 latest compaction that was not undone, and user messages above it that the history still
@@ -26,6 +28,8 @@ from ..protocol import CompactionMarker
 
 # A compaction that ended without compacting (failed or stopped): see ``compaction.failure``.
 ENDED_KIND = "compaction_ended"
+# A reply the server's failure cut off: see ``session.turn.cut_off``.
+CUT_OFF_KIND = "reply_cut_off"
 
 Entry = dict[str, Any]
 
@@ -73,6 +77,17 @@ class Transcript:
     def add_error(self, message: str, details: str) -> None:
         """An error note with its technical detail (replayed with it)."""
         self._entries.append({"kind": "error", "message": message, "details": details})
+
+    def add_recorded_entry(self, payload: dict[str, Any]) -> None:
+        """An entry kept as recorded (a cut-off reply)."""
+        self._entries.append(dict(payload))
+
+    def drop_entries(self, kind: str, turn_id: str) -> list[Entry]:
+        """Take out the entries of ``kind`` of turn ``turn_id``; returns them."""
+        dropped = [e for e in self._entries if e["kind"] == kind and e.get("turn_id") == turn_id]
+        if dropped:
+            self._entries = [e for e in self._entries if not any(e is d for d in dropped)]
+        return dropped
 
     def mark_not_sent(self, turn_id: str) -> None:
         """The user's message of ``turn_id`` was taken out of the model's view."""
@@ -153,7 +168,7 @@ class Transcript:
         in_view: frozenset[str],
         carried: frozenset[str] | tuple[()] = (),
     ) -> bool:
-        if entry.get("not_sent"):
+        if entry.get("not_sent") or entry["kind"] == CUT_OFF_KIND:
             return False
         if index > boundary or (entry.get("pinned") and entry["pinned"] in carried):
             return True

@@ -68,6 +68,7 @@ from .turn import (
     ItemCompleted,
     ItemStarted,
     MessageNotSent,
+    ReplyReplaced,
     RetryAvailable,
     StreamError,
     StreamWaiting,
@@ -96,6 +97,7 @@ Event = Annotated[
     | Warning
     | Error
     | MessageNotSent
+    | ReplyReplaced
     | UndoAvailable
     | TurnComplete
     | ShutdownComplete
@@ -145,6 +147,7 @@ __all__ = [
     "Op",
     "PinItem",
     "RegenerateTurn",
+    "ReplyReplaced",
     "RetryAvailable",
     "RetryTurn",
     "SessionConfigured",

@@ -56,6 +56,10 @@ class CompactionMarker(BaseModel):
     # ``kept_previous_summary`` the earlier summary was kept beside it.
     summary_cut_short: bool = False
     kept_previous_summary: bool = False
+    # The model's summary was unusable even after a retry (issue 39): why ("empty": only
+    # Coco's wrapper text, "repetition", "echo": the instructions or the prompt given back).
+    # It was not installed; with ``kept_previous_summary`` the earlier summary stayed.
+    summary_unusable: str | None = None
     pruned_outputs: int = 0  # strategy "prune": how many tool outputs became stubs
     # Strategy "remote" / "remote_then_local": which form the server was asked in ("trigger":
     # a compaction_trigger item on /responses, "standalone": /responses/compact, "server":

@@ -115,6 +115,15 @@ class MessageNotSent(_Event):
     attachments: list[str] = Field(default_factory=list)  # the files it carried, for the window to attach again
 
 
+class ReplyReplaced(_Event):
+    """A reply the server's failure cut off (shown as an ``agent_message`` item with
+    ``cut_off`` in its data) was replaced by the answer of the retry: its row goes."""
+
+    type: Literal["reply_replaced"] = "reply_replaced"
+    turn_id: str
+    item_id: str
+
+
 class TurnComplete(_Event):
     type: Literal["turn_complete"] = "turn_complete"
     turn_id: str

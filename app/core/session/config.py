@@ -61,7 +61,8 @@ class SessionConfig:
                 history.set_tools(self.tools.specs())
         if history is not None and old.instructions != config.instructions:
             history.set_instructions(config.instructions)
-        return describe_config_change(old, config)
+        started = history is not None and len(history) > 0
+        return describe_config_change(old, config, started=started)
 
     async def close(self) -> None:
         """Close the provider's connections, if one was made."""

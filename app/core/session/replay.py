@@ -15,7 +15,7 @@ from typing import Any
 from .. import protocol as p
 from ..attachments.parts import message_display
 from ..compaction.failure import ended_events
-from ..conversation.transcript import ENDED_KIND
+from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..items import is_injected_text, item_type, message_text, new_id
 
 Entry = dict[str, Any]
@@ -53,6 +53,8 @@ def replay_events(
                     events.append(untold.pop(turn_id))
         elif kind == "compaction":
             events.extend(_compaction_events(entry, turn_id, undo_item_id))
+        elif kind == CUT_OFF_KIND:  # a reply the server's failure cut off
+            events.append(cut_off_event(entry))
         elif kind == ENDED_KIND:  # a compaction that failed or was stopped
             events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
@@ -183,3 +185,16 @@ def _compaction_events(entry: Entry, turn_id: str, undo_item_id: str | None) -> 
     if entry.get("undone"):
         events.append(p.CompactionUndone(item_id=marker.item_id, tokens=marker.tokens_before))
     return events
+
+
+def cut_off_event(entry: Entry) -> p.ItemCompleted:
+    """The item a reply cut off by the server is drawn from, live and on replay (see
+    ``turn.cut_off``): an agent message marked ``cut_off``, out of the model's view."""
+    return p.ItemCompleted(
+        turn_id=str(entry.get("turn_id", "")),
+        item=p.TurnItem(
+            id=str(entry.get("item_id", "")),
+            kind="agent_message",
+            data={"text": str(entry.get("text", "")), "cut_off": True},
+        ),
+    )

@@ -11,10 +11,11 @@ from ..compaction.pins import PIN_RECORD
 from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
-from ..conversation.transcript import ENDED_KIND
+from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..conversation.tree import TurnTree, records_on_path
 from ..rollout.store import RolloutRecord, progress_reporter, resume_rollout
 from ..system.collector import collector_paused
+from .turn.cut_off import restore as restore_cut_off
 
 if TYPE_CHECKING:
     from ..compaction.runner import Compactor
@@ -169,6 +170,8 @@ class SessionResume:
                     transcript.add_error(
                         str(payload.get("message", "")), str(payload.get("details"))
                     )
+                elif event_kind == CUT_OFF_KIND:
+                    restore_cut_off(transcript, payload)
                 elif event_kind in ("error", "warning", "background", ENDED_KIND):
                     self._notices.replayed(transcript.add_recorded(payload))
         if usage is not None:

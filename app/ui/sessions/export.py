@@ -127,10 +127,12 @@ def _item_markdown(item: p.TurnItem, files: str = "") -> str | None:
         suffix = "\n\n_(not sent to the model)_" if data.get("not_sent") else ""
         attached = [_attachment_markdown(a, files) for a in data.get("attachments") or []]
         listed = "\n\n" + "\n".join(attached) if attached else ""
-        return f"### You\n\n{data.get('text', '')}{listed}{suffix}"
+        return f"### You{_pinned(data)}\n\n{data.get('text', '')}{listed}{suffix}"
     if item.kind == "agent_message":
         suffix = "\n\n_(interrupted)_" if data.get("interrupted") else ""
-        return f"### Assistant\n\n{data.get('text', '')}{suffix}"
+        if data.get("cut_off"):
+            suffix = "\n\n_(cut off: the server stopped; not sent to the model)_"
+        return f"### Assistant{_pinned(data)}\n\n{data.get('text', '')}{suffix}"
     if item.kind == "function_call":
         name = data.get("name") or "tool"
         args = _pretty_json(str(data.get("arguments", "")))
@@ -145,7 +147,14 @@ def _item_markdown(item: p.TurnItem, files: str = "") -> str | None:
     return None  # a compaction is shown by its marker
 
 
-def _compaction_markdown(event: p.ContextCompacted, undone: bool) -> str:
+def _pinned(data: dict[str, object]) -> str:
+    """A pinned message's heading says so: it is carried verbatim through every compaction."""
+    return " _(pinned)_" if data.get("pinned") else ""
+
+
+def _compaction_markdown(
+    event: p.ContextCompacted, undone: bool, edited: p.SummaryEdited | None = None
+) -> str:
     trigger = TRIGGER_TEXT.get(event.trigger, event.trigger)
     strategy = STRATEGY_TEXT.get(event.strategy, event.strategy)
     if event.strategy == "remote" and event.remote_form in REMOTE_FORM_TEXT:
@@ -162,7 +171,9 @@ def _compaction_markdown(event: p.ContextCompacted, undone: bool) -> str:
         lines.append(f"Focus: {event.focus}")
     if undone:
         lines.append("_This compaction was undone._")
-    if event.summary:
+    if edited is not None and edited.edited:
+        lines.append(f"Summary (edited by you):\n\n{_quote(edited.summary)}")
+    elif event.summary:
         lines.append(f"Summary:\n\n{_quote(event.summary)}")
     elif event.strategy == "remote":
         lines.append("_Summary held by the server._")
@@ -186,6 +197,7 @@ def transcript_to_markdown(
                                         f"exported {when}") if part)
     parts = [f"# {title or 'Coco session'}", f"_{meta}_"]
     markers: dict[str, tuple[int, p.ContextCompacted]] = {}  # by item id: (part, event)
+    edits: dict[str, p.SummaryEdited] = {}  # by item id: the summary as the user left it
     for event in events:
         if isinstance(event, p.ItemCompleted):
             block = _item_markdown(event.item, files)
@@ -196,7 +208,13 @@ def transcript_to_markdown(
             parts.append(_compaction_markdown(event, undone=False))
         elif isinstance(event, p.CompactionUndone) and event.item_id in markers:
             index, marker = markers[event.item_id]
-            parts[index] = _compaction_markdown(marker, undone=True)
+            parts[index] = _compaction_markdown(
+                marker, undone=True, edited=edits.get(event.item_id)
+            )
+        elif isinstance(event, p.SummaryEdited) and event.item_id in markers:
+            edits[event.item_id] = event
+            index, marker = markers[event.item_id]
+            parts[index] = _compaction_markdown(marker, undone=False, edited=event)
         elif isinstance(event, p.CompactionEnded):
             parts.append(f"---\n\n**Compaction {event.status}** · nothing changed\n\n---")
         elif isinstance(event, (p.Error, p.Warning, p.Background)):

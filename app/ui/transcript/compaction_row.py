@@ -114,7 +114,13 @@ class CompactionRow(TranscriptRow):
         if marker.pruned_outputs:
             noun = "output" if marker.pruned_outputs == 1 else "outputs"
             info.append(f"{marker.pruned_outputs} old tool {noun} replaced by a stub")
-        if marker.summary_cut_short:
+        if marker.summary_unusable:
+            info.append(
+                "the model's summary was unusable: the earlier summary was kept"
+                if marker.kept_previous_summary
+                else "the model's summary was unusable: none was installed"
+            )
+        elif marker.summary_cut_short:
             info.append(
                 "summary cut short: the earlier summary was kept beside it"
                 if marker.kept_previous_summary

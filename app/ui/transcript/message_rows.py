@@ -40,9 +40,9 @@ class MessageRow(TranscriptRow):
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_shown", "_text", "_version", "branches", "cuts", "draft",
-        "editing", "interrupted", "item_id", "part_lines", "role", "segments", "streaming",
-        "turn_id",
+        "_pending", "_rendered", "_shown", "_text", "_version", "branches", "cut_off", "cuts",
+        "draft", "editing", "interrupted", "item_id", "part_lines", "role", "segments",
+        "streaming", "turn_id",
     )
     pinnable = True
 
@@ -64,6 +64,8 @@ class MessageRow(TranscriptRow):
         self._rendered = 0
         self.streaming = False
         self.interrupted = False
+        # The server's failure cut this reply off: shown as it was, not in the model's view.
+        self.cut_off = False
         # Where the parts after the first start, and the rows showing them, in order. Both
         # are replaced, never changed in place, so every row starts with the same empty
         # lists (three lists a row were a tenth of a long session's rows).
@@ -160,6 +162,14 @@ class MessageRow(TranscriptRow):
 
     def set_interrupted(self) -> None:
         self.interrupted = True
+        self._changed(resized=False)
+
+    def set_cut_off(self) -> None:
+        """The server stopped in the middle of this reply: it stays as it was shown, out of
+        the model's view, until a retry's answer replaces it."""
+        self.cut_off = True
+        self.streaming = False
+        self.set_in_context(False)
         self._changed(resized=False)
 
     def set_streaming(self, streaming: bool) -> None:

@@ -41,6 +41,13 @@ from .row_models import (
 )
 from .row_widget_base import RowWidget, flash_copied, label_text, muted_label
 
+# A reply the server's failure cut off (issue 39): kept as it was shown.
+CUT_OFF_TEXT = "· cut off: the server stopped; not in the model's view"
+CUT_OFF_TIP = (
+    "The server stopped while this answer was being written. It stays here as it was shown; "
+    "the model does not see it. Retry sends the message again and replaces it."
+)
+
 if TYPE_CHECKING:
     from ..richtext.markdown import MarkdownRenderer
     from ..richtext.markdown_document import MarkdownDocument
@@ -127,12 +134,15 @@ class MessageRowWidget(RowWidget):
 
     def sync(self) -> None:
         row = self.message
-        if row.interrupted:
+        if row.cut_off:
+            self.status_label.setText(CUT_OFF_TEXT)
+            self.status_label.setToolTip(CUT_OFF_TIP)
+        elif row.interrupted:
             self.status_label.setText("· interrupted")
         elif row.streaming:
             self.status_label.setText("· writing…")
-        self.status_label.setVisible(row.interrupted or row.streaming)
-        self.sync_pin(offered=not row.streaming and bool(row.item_id))
+        self.status_label.setVisible(row.cut_off or row.interrupted or row.streaming)
+        self.sync_pin(offered=not row.streaming and not row.cut_off and bool(row.item_id))
         self.branch.sync(self.body, self._outer)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from app.core import CoreConfig
 from app.core.conversation.history import ContextHistory
+from app.core.items import user_message
 from app.core.session.config import SessionConfig
 from app.core.tokens.counter import TokenCounter
 
@@ -29,7 +30,7 @@ def make(tmp_path: Path, **overrides: Any) -> tuple[SessionConfig, ContextHistor
 
 
 async def test_the_provider_is_kept_until_the_connection_settings_change(tmp_path: Path) -> None:
-    settings, _ = make(tmp_path)
+    settings, history = make(tmp_path)
     provider = settings.provider()
     assert settings.provider() is provider
     assert settings.apply(config(tmp_path, reasoning_effort="high")) == (
@@ -37,7 +38,11 @@ async def test_the_provider_is_kept_until_the_connection_settings_change(tmp_pat
     )
     assert settings.provider() is provider  # a request field, not the connection
     said = settings.apply(config(tmp_path, reasoning_effort="high", model="other"))
-    assert said.startswith("This conversation continues with other")
+    # An empty conversation does not continue (issue 39): it will use the model.
+    assert said.startswith("This conversation will use other")
+    history.append(user_message("hello"))
+    said = settings.apply(config(tmp_path, reasoning_effort="high", model="third"))
+    assert said.startswith("This conversation continues with third")
     settings.apply(config(tmp_path, reasoning_effort="high", model="other",
                           base_url="http://localhost:2/v1"))
     assert settings.provider() is not provider

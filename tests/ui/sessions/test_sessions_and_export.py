@@ -246,7 +246,8 @@ def test_model_command_switches_the_session_model(
     qtbot.waitUntil(lambda: window.session.config.model == "gpt-test-2", timeout=5000)
     assert window.context.settings.model == "gpt-test-2"
     qtbot.waitUntil(lambda: any(
-        "continues with gpt-test-2" in row.message
+        # A new empty conversation does not "continue" (issue 39): it will use the model.
+        "This conversation will use gpt-test-2" in row.message
         for row in window.transcript.notice_rows("background")
     ), timeout=5000)
     server.enqueue(Reply(text="hi"))

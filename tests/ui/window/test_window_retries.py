@@ -80,10 +80,11 @@ def _retry_a_cut_reply(qtbot: Any, window: Any, server: Any) -> list[Any]:
 def _check_replaced(window: Any, seen: list[Any]) -> None:
     kinds = [kind for kind, _rows in seen]
     assert "stream_error" in kinds
-    # The partial row was shown while it streamed, and was gone once the core said it retries.
+    # The partial row was shown while it streamed; it stayed, no longer streaming, while the
+    # core reconnected (what was shown stays: issue 39), and went when the retry's answer began.
     before = [rows for kind, rows in seen[: kinds.index("stream_error")]]
     assert any(rows == [("Hello wor", True)] for rows in before)
-    assert seen[kinds.index("stream_error")][1] == []
+    assert seen[kinds.index("stream_error")][1] == [("Hello wor", False)]
     # Never the partial text followed by the retried one.
     assert not any(text.startswith("Hello worHello") for _k, rows in seen for text, _s in rows)
     assert assistant_texts(window) == ["Hello world, in full."]
@@ -110,3 +111,27 @@ def test_a_retry_reusing_the_item_id_does_not_double_the_text(
     seen = _retry_a_cut_reply(qtbot, window, server)
     _check_replaced(window, seen)
     assert window.transcript.message_rows("assistant")[0].item_id == "msg_same"
+
+
+def test_a_reply_cut_off_when_the_retries_give_up_stays_shown_until_retry_answers(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(overrides={"max_retries": 2})
+    server.enqueue(Fault.cut(after_chunks=3, text="Three lines\nhad streamed\nwhen the"))
+    server.enqueue(Fault.status(503))
+    server.enqueue(Fault.status(503))
+    type_and_send(qtbot, window, "explain")
+    wait_idle(qtbot, window)
+    (row,) = window.transcript.message_rows("assistant")
+    assert row.text == "Three lines\nhad streamed\nwhen the"
+    assert row.cut_off and not row.in_context and not row.streaming
+    window.transcript.scroll_to_row(row)
+    qtbot.waitUntil(lambda: row.widget is not None)
+    label = row.widget.status_label
+    assert label.isVisibleTo(row.widget) and "cut off" in label.text()
+    # Retry sends the message again: its answer takes the cut-off reply's place.
+    server.enqueue(Reply(text="The whole answer."))
+    assert window.controller.retry_turn()
+    wait_idle(qtbot, window)
+    assert assistant_texts(window) == ["The whole answer."]
+    assert not window.transcript.message_rows("assistant")[0].cut_off

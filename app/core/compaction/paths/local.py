@@ -5,7 +5,9 @@ and tries again until the *prompt* fits: on a small window the answer then has n
 summary comes back cut at a few tokens. Coco fits the request first so that the prompt **plus
 the summary's budget** fits the window, passes that budget as the output limit, and does not
 accept a fragment as a summary: one retry with more room, then the caller keeps what the last
-summary said.
+summary said. A junk summary (mostly repetition, or Coco's wrapper, the instructions or the
+prompt given back: ``junk_summary``) is treated alike: Coco's wrapper stripped, one retry told
+what was wrong, then the caller installs no summary (or keeps the earlier one).
 
 Nothing here touches the session: it works on a copy of the history and reports through
 callbacks, so a cancelled or failed compaction leaves nothing behind.
@@ -14,7 +16,7 @@ callbacks, so a cancelled or failed compaction leaves nothing behind.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ...attachments.wire import stand_in_items
@@ -23,6 +25,7 @@ from ...providers.base import ModelProvider, ModelRequest, ProviderError, Usage
 from ...providers.sampling import RetryNotice, sample
 from ..budget import CompactionBudget, is_fragment, request_room
 from ..fit import Fitted, fit_items, remove_with_partner
+from ..junk_summary import Junk, check_summary, retry_note
 from ..prompts import is_summary_message
 
 # Sent to the offline demo model only (CoreConfig.demo_hints): it tells a compaction request
@@ -52,6 +55,7 @@ class LocalSummary:
     truncated: int  # items shortened in the request copy so it fits
     cut_short: bool  # still a fragment after the retry with more room
     output_limit: int | None  # the limit the accepted attempt ran with
+    junk: Junk | None = None  # still junk after the retry: why (the summary is not usable)
 
 
 def drop_oldest(items: list[Item]) -> int:
@@ -98,22 +102,28 @@ class LocalCompaction:
         return self.counter.count(self.prompt) + self.counter.count(self.instructions) + 8
 
     async def summarise(self) -> LocalSummary:
-        """The summary within the budget; a fragment is retried once with more room, and the
-        longer of the two is returned (``cut_short`` says whether it still is one)."""
+        """The summary within the budget; a fragment is retried once with more room, a junk
+        summary once with a word on what was wrong, and the better of the two is returned: a
+        usable one before junk, then the longer (``cut_short`` and ``junk`` say what it is)."""
         output_limit = self.budget.summary
+        asked = self
         best: LocalSummary | None = None
         for attempt in range(2):
-            result = await self._once(output_limit)
-            if not result.cut_short:
+            result = await asked._once(output_limit)
+            if not result.cut_short and result.junk is None:
                 return result
-            if best is None or self.counter.count(result.summary) > self.counter.count(
-                best.summary
-            ):
+            if best is None or self._rank(result) > self._rank(best):
                 best = result
-            if attempt == 0 and output_limit is not None:
+            if result.junk is not None:
+                # The same request, told what was wrong (its cost counted in the fit).
+                asked = replace(self, prompt=self.prompt + retry_note(result.junk))
+            elif attempt == 0 and output_limit is not None:
                 output_limit = self._more_room(output_limit)
         assert best is not None
         return best
+
+    def _rank(self, result: LocalSummary) -> tuple[bool, int]:
+        return result.junk is None, self.counter.count(result.summary)
 
     def _more_room(self, output_limit: int) -> int:
         """The retry's output limit: twice the first, as far as the window allows."""
@@ -194,15 +204,21 @@ class LocalCompaction:
                     trimmed += drop_oldest(items)
                 self.on_trim(trimmed + truncated)
                 continue
-            summary = (last_assistant_text(attempt.items) or "").strip()
+            checked = check_summary(
+                last_assistant_text(attempt.items) or "",
+                sources=(self.instructions, self.prompt),
+            )
+            summary = checked.text
             tokens = self.counter.count(summary) if summary else 0
             return LocalSummary(
                 summary=summary,
                 usage=attempt.usage,
                 trimmed=trimmed,
                 truncated=truncated,
-                cut_short=is_fragment(tokens, output_limit, attempt.stop_reason == "length"),
+                cut_short=checked.junk is None
+                and is_fragment(tokens, output_limit, attempt.stop_reason == "length"),
                 output_limit=output_limit,
+                junk=checked.junk,
             )
 
 

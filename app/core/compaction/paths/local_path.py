@@ -1,5 +1,6 @@
 """The local path (spec section 3): the model summarises a copy of the history, then the new
-history is rebuilt around the summary; a cut-short summary keeps the earlier one beside it."""
+history is rebuilt around the summary; a cut-short summary keeps the earlier one beside it, a
+junk one is not installed (the earlier one stays, if any)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from ... import protocol as p
 from ...items import Item, message_text
 from ..budget import CompactionBudget
 from ..failure import fail_fast
+from ..junk_summary import check_summary
 from ..prompts import build_prompt, is_summary_message, summary_prefix, summary_text
 from ..rebuild import build_compacted_history
 from .local import ItemCounts, LocalCompaction
@@ -55,7 +57,14 @@ async def run_local(
     ).summarise()
     summary = local.summary
     kept_previous = False
-    if local.cut_short:
+    if local.junk is not None:
+        # Junk is never installed: the earlier summary stays if it is usable, else there is
+        # none and the kept messages, pins and carried notes carry the conversation.
+        previous = previous_summary(history)
+        usable = previous is not None and check_summary(previous).junk is None
+        kept_previous = usable
+        summary = previous if previous is not None and usable else ""
+    elif local.cut_short:
         previous = previous_summary(history)
         if previous is not None:
             # Never replace a usable summary with a fragment: keep the earlier one.
@@ -84,6 +93,7 @@ async def run_local(
         trimmed=local.trimmed + local.truncated,
         cut_short=local.cut_short,
         kept_previous_summary=kept_previous,
+        summary_unusable=local.junk,
         carried=rebuilt.carried if run.config().carry_notes else None,
         shrunk=(
             {

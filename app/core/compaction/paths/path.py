@@ -17,6 +17,7 @@ from ...providers.sampling import RetryNotice
 from ...tokens.counter import TokenCounter, approx_tokens
 from ..budget import CompactionBudget
 from ..counting import CountMemo
+from ..junk_summary import Junk
 from ..notes.carryover import CarriedOver, carry_over
 from ..notes.material import NotesMaterial, read_notes_material
 from .local import COMPACTION_HEADERS
@@ -38,6 +39,8 @@ class PathResult:
     trimmed: int = 0
     cut_short: bool = False
     kept_previous_summary: bool = False
+    # The model's summary was junk even after a retry (``junk_summary``): why; not installed.
+    summary_unusable: Junk | None = None
     pruned_outputs: int = 0
     shrunk: dict[str, Any] | None = None
     remote_form: str | None = None

@@ -24,6 +24,7 @@ from ...items import (
 )
 from ...sessions.record import STORAGE_ERRORS
 from . import TurnFailed
+from .cut_off import CutOffReplies
 from .items import TurnItems
 from .loop import SamplingLoop
 from .tool_call import ToolCalls
@@ -97,6 +98,7 @@ class UserTurnTask:
             ),
             events=events, emit=emit,
         )
+        self._cut_off = CutOffReplies(record=store.record, transcript=transcript, emit=emit)
         self._emit = emit
         self._emit_undo_state = emit_undo_state
         self.last_model: str | None = None  # the model of the last turn (recorded)
@@ -109,7 +111,9 @@ class UserTurnTask:
         meter = self._meter
         self._emit(p.TurnStarted(turn_id=turn_id, kind="regular", context_window=meter.window()))
         # RetryTurn, or a new branch whose input is ready: the message is not recorded again.
-        retry = self._retry.is_retry(op) or branch is not None
+        retrying = self._retry.is_retry(op)
+        retry = retrying or branch is not None
+        failed_turn = self._retry.point[0] if retrying and self._retry.point else None
         self._retry.forget("The message is being sent again." if retry else None)
         status: Literal["completed", "aborted", "failed"] = "completed"
         last_message: str | None = None
@@ -174,6 +178,7 @@ class UserTurnTask:
                 self._notices.storage_failed(turn_id, exc, None)
         except TurnFailed:
             status = "failed"
+            self._cut_off.keep(turn_id, attempt_box)  # what was shown stays, marked cut off
         except STORAGE_ERRORS as exc:
             status = "failed"
             self._notices.storage_failed(turn_id, exc, None if user_saved else op.text)
@@ -184,6 +189,8 @@ class UserTurnTask:
             await self._store.flush_in_worker()
         if status == "failed" and user_saved:
             self._retry.offer(turn_id, op.text)
+        elif status == "completed" and failed_turn is not None:
+            self._cut_off.replace(failed_turn)  # the retry's answer takes its place
         self._emit(
             p.TurnComplete(
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message

@@ -84,6 +84,8 @@ class TranscriptEvents(WaitingTranscript):
             self._on_summary_edited(event)
         elif event.type == "turn_branches":
             self.set_turn_branches(event)
+        elif event.type == "reply_replaced":
+            self.remove_reply(event.item_id)
 
     def _on_turn_started(self, event: p.TurnStarted) -> None:
         self._turn_id = event.turn_id
@@ -130,6 +132,8 @@ class TranscriptEvents(WaitingTranscript):
             self._finish_item(reply)
             if data.get("interrupted"):
                 reply.set_interrupted()
+            if data.get("cut_off"):
+                reply.set_cut_off()
             if data.get("pinned"):
                 reply.set_pinned(str(data["pinned"]))
         elif item.kind == "function_call":

@@ -4,8 +4,9 @@ Deltas are only appended to the reply's row (``append_delta``); the row is re-re
 timer (``flush``), at most once per frame and less often when rendering costs more
 (``STREAM_PACE``), and only the open end of its Markdown is rendered again. While the view
 follows a stream, one part is laid out per pass and the rows just above the screen are not
-built ahead. When the turn or the item ends the rows stop streaming; a retried attempt's
-partial replies are taken out.
+built ahead. When the turn or the item ends the rows stop streaming; a failed attempt's partial
+replies stay, marked cut off, until the retry's answer begins (then they go: it replaces them)
+or, when the turn fails, until a retry of the turn answers (``reply_replaced``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class StreamingTranscript(TranscriptRows):
         # Replies streaming in the current attempt, by item id: their text is not saved until
         # the item completes, and a retried attempt replaces them.
         self._partial: dict[str, MessageRow] = {}
+        # Replies a failed attempt had streamed, shown cut off while the core reconnects: the
+        # next attempt's answer replaces them.
+        self._held: dict[str, MessageRow] = {}
 
         # Streaming text is re-rendered on this timer, never per delta.
         self._flush_timer = QTimer(self)
@@ -54,6 +58,8 @@ class StreamingTranscript(TranscriptRows):
     # -- streaming --------------------------------------------------------------------------
 
     def _stream_row(self, item_id: str) -> MessageRow:
+        if self._held:
+            self._drop_held()  # the retry's answer begins: it replaces what was cut off
         row = self._messages.get(item_id)
         if row is None:
             row = self.add_message("assistant", "", item_id)
@@ -136,6 +142,7 @@ class StreamingTranscript(TranscriptRows):
                 row.set_interrupted()
             row.set_streaming(False)
         self._partial.clear()
+        self._held.clear()  # the turn ended: what was cut off stays, marked (the core keeps it)
         self._streaming = None
 
     def _finish_item(self, row: MessageRow) -> None:
@@ -155,14 +162,29 @@ class StreamingTranscript(TranscriptRows):
         if row.streaming:
             row.set_streaming(False)
 
-    def _discard_partial(self) -> None:
-        """The core retries the stream: what the failed attempt streamed was never saved and
-        the retry sends the reply again (maybe under the same item id), so its rows go."""
+    def _hold_partial(self) -> None:
+        """The core retries the stream: what the failed attempt streamed stays on screen,
+        marked cut off, until the retry's answer begins (it may reuse the item id)."""
         if not self._partial:
             return
         self._flush_timer.stop()
         for item_id, row in self._partial.items():
-            self._messages.pop(item_id, None)
-            self.remove_rows([*row.segments, row])
+            row.render_markdown()
+            row.set_cut_off()
+            self._held[item_id] = row
         self._partial.clear()
         self._streaming = None
+
+    def _drop_held(self) -> None:
+        for item_id, row in self._held.items():
+            self.remove_reply(item_id, row)
+        self._held.clear()
+
+    def remove_reply(self, item_id: str, row: MessageRow | None = None) -> None:
+        """Take a reply's rows out (a cut-off reply replaced by a retry's answer)."""
+        row = row or self._messages.get(item_id)
+        if row is None:
+            return
+        if self._messages.get(item_id) is row:
+            self._messages.pop(item_id, None)
+        self.remove_rows([*row.segments, row])

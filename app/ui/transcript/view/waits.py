@@ -114,7 +114,7 @@ class WaitingTranscript(StreamingTranscript):
         self.tick_waits()
 
     def _on_stream_error(self, event: p.StreamError) -> None:
-        self._discard_partial()
+        self._hold_partial()
         self._end_stall()
         self._end_retry_wait()
         # One line per turn that updates in place: "Reconnecting... 2/5 · why · how long".

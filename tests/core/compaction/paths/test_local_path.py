@@ -69,3 +69,49 @@ def test_prompt_words_and_previous_summary() -> None:
     ]
     assert previous_summary(history) == "second"
     assert previous_summary([user_message("no summary")]) is None
+
+
+LOOP = "I'm a model. " * 60
+
+
+async def test_a_junk_summary_is_retried_once_told_why_then_the_earlier_one_stays(
+    tmp_path: Path,
+) -> None:
+    provider = ScriptedProvider(
+        streams=[[assistant_message(LOOP)], [assistant_message(LOOP)]]
+    )
+    run = make_run(tmp_path, provider, Recorder())
+    history = [user_message(summary_text("Earlier: the user runs svc-1.")), *conversation()]
+    result = await run_local(run, history, item_counts(run, history), BUDGET, [], None, None)
+    assert result.summary_unusable == "repetition" and result.kept_previous_summary
+    assert result.summary == "Earlier: the user runs svc-1."
+    assert message_text(result.items[-1]) == summary_text("Earlier: the user runs svc-1.")
+    assert not result.cut_short
+    first, second = (message_text(r.input[-1]) for r in provider.requests)
+    assert second.startswith(first) and "not a summary" in second[len(first) :]
+
+
+async def test_a_junk_summary_with_no_earlier_one_installs_none(tmp_path: Path) -> None:
+    echo = summary_text("") + " " + summary_text("")  # Coco's own wrapper given back
+    provider = ScriptedProvider(streams=[[assistant_message(echo)], [assistant_message(LOOP)]])
+    run = make_run(tmp_path, provider, Recorder())
+    history = conversation()
+    result = await run_local(run, history, item_counts(run, history), BUDGET, [], None, None)
+    assert result.summary_unusable == "repetition" and not result.kept_previous_summary
+    assert result.summary == ""
+    assert not any(is_summary_message(item) for item in result.items)
+    assert result.kept == 6  # the kept messages carry the conversation
+
+
+async def test_a_junk_summary_good_on_the_retry_is_installed_without_its_wrapper(
+    tmp_path: Path,
+) -> None:
+    good = "The user configures services svc-0 to svc-5; next, svc-6."
+    provider = ScriptedProvider(
+        streams=[[assistant_message(LOOP)], [assistant_message(summary_text(good))]]
+    )
+    run = make_run(tmp_path, provider, Recorder())
+    history = conversation()
+    result = await run_local(run, history, item_counts(run, history), BUDGET, [], None, None)
+    assert result.summary_unusable is None and result.summary == good
+    assert message_text(result.items[-1]) == summary_text(good)

@@ -1,0 +1,70 @@
+"""A reply cut off by the server (issue 39, finding 2): what was shown stays in the transcript,
+marked cut off and out of the model's view, live and after a reopen, until a retry answers."""
+
+from __future__ import annotations
+
+from app.core import Session, ops
+from app.demo import Fault, Reply
+from tests.conftest import of_type, run
+
+SHOWN = "Line one of the answer.\nLine two.\nLine three, and then"
+
+
+def cut_off_items(events: list) -> list:
+    return [
+        e for e in of_type(events, "item_completed")
+        if e.item.kind == "agent_message" and e.item.data.get("cut_off")
+    ]
+
+
+async def fail_midway(session: Session, server) -> list:
+    server.enqueue(Fault.cut(after_chunks=3, text=SHOWN))
+    server.enqueue(Fault.status(503))
+    server.enqueue(Fault.status(503))
+    events = await run(session, ops.UserTurn(text="explain it"))
+    assert events[-1].status == "failed"
+    return events
+
+
+async def test_a_reply_cut_off_by_a_dead_server_stays_shown_out_of_the_models_view(
+    server, make_config
+):
+    config = make_config(max_retries=2)
+    session = await Session.open(config)
+    (kept,) = cut_off_items(await fail_midway(session, server))
+    assert kept.item.data["text"] == SHOWN
+    assert not [i for i in session.history() if i.get("role") == "assistant"]
+    entry = next(e for e in session.transcript() if e["kind"] == "reply_cut_off")
+    assert entry["text"] == SHOWN and entry["in_context"] is False
+    await session.close()
+    reopened = await Session.open(config, session.id)
+    (replayed,) = cut_off_items(reopened.replay_events())
+    assert replayed.item.id == kept.item.id and replayed.item.data["text"] == SHOWN
+    assert not [i for i in reopened.history() if i.get("role") == "assistant"]
+    await reopened.close()
+
+
+async def test_a_retry_that_answers_replaces_the_cut_off_reply(server, make_config):
+    config = make_config(max_retries=2)
+    session = await Session.open(config)
+    (kept,) = cut_off_items(await fail_midway(session, server))
+    server.enqueue(Reply(text="The whole answer."))
+    events = await run(session, ops.RetryTurn())
+    assert events[-1].status == "completed"
+    (replaced,) = of_type(events, "reply_replaced")
+    assert replaced.item_id == kept.item.id
+    assert not [e for e in session.transcript() if e["kind"] == "reply_cut_off"]
+    await session.close()
+    again = await Session.open(config, session.id)
+    assert not cut_off_items(again.replay_events())
+    await again.close()
+
+
+async def test_a_retried_stream_that_answers_keeps_nothing_cut_off(server, make_config):
+    session = await Session.open(make_config())
+    server.enqueue(Fault.cut(after_chunks=2, text=SHOWN))
+    server.enqueue(Reply(text="complete answer"))
+    events = await run(session, ops.UserTurn(text="hi"))
+    assert events[-1].status == "completed" and not cut_off_items(events)
+    assert not [e for e in session.transcript() if e["kind"] == "reply_cut_off"]
+    await session.close()
