@@ -153,3 +153,12 @@ def test_an_output_whose_call_is_gone_or_unnamed_is_said_of_a_tool() -> None:
         "[Output of a tool removed to save context (100 tokens). "
         "Call the tool again if it is still needed.]"
     )
+
+
+def test_an_assistant_message_does_not_start_a_turn() -> None:
+    items, counts = turns(3)
+    # The model's answer after the middle turn's output: only a user message starts a turn.
+    items.insert(6, {"type": "message", "role": "assistant", "content": "done"})
+    counts.insert(6, 10)
+    result = prune_tool_outputs(items, counts, protected_turns=2, count_item=stub_count)
+    assert result is not None and pruned_calls(items, result[0].items) == ["c0"]
