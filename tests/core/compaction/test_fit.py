@@ -290,3 +290,13 @@ def test_an_output_leaves_with_its_call() -> None:
     assert items == [user_message("a")] and counts == [1]
     counts = [0, 5]
     assert remove_with_partner(messages(2), 0, counts, lambda _i: 7) == (1, 0)
+
+
+def test_a_summary_whose_prefix_fills_the_room_keeps_one_token_of_its_body() -> None:
+    def count(text: str) -> int:
+        return 1 if len(text) < 40 else 1_000  # the prefix alone is over any room given
+
+    body = "b" * 4_000
+    shortened = shorten_item(user_message(summary_text(body)), 500, count)
+    assert shortened is not None
+    assert message_text(shortened) == summary_text("") + truncate_middle(body, 1)[0]
