@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core import protocol as p
-from app.core.compaction.budget import compaction_budget
+from app.core.compaction.budget import CompactionBudget, compaction_budget
 from app.core.compaction.choose import prune_to_room, run_path
 from app.core.compaction.paths.path import PathResult, PathRun
 from app.core.items import (
@@ -131,3 +131,22 @@ async def test_an_unreachable_server_is_not_asked_for_a_local_summary(tmp_path: 
     with pytest.raises(ProviderError) as raised:
         await choose(run, with_old_output(), "manual", remote=True)
     assert raised.value.code == "remote_only" and len(provider.requests) == 1
+
+
+def test_pruning_is_chosen_when_it_fills_the_room_exactly_and_not_one_token_over(
+    tmp_path: Path,
+) -> None:
+    run = make_run(tmp_path, ScriptedProvider(), Recorder())
+    history = with_old_output()
+    counts = item_counts(run, history)
+    pruned = prune_to_room(history, counts, BUDGET, run.counter, frozenset)
+    assert pruned is not None
+    after = sum(run.counter.count_item(item) for item in pruned.items)
+
+    def room(tokens: int) -> CompactionBudget:
+        return CompactionBudget(16_000, 14_400, tokens + 500, 500, 1_000, 1_000)
+
+    assert prune_to_room(history, counts, room(after + 1), run.counter, frozenset) is not None
+    exact = prune_to_room(history, counts, room(after), run.counter, frozenset)
+    assert exact is not None and exact.items == pruned.items
+    assert prune_to_room(history, counts, room(after - 1), run.counter, frozenset) is None

@@ -3,12 +3,13 @@ from the window, which pins a compaction carries under budget pressure, and the 
 
 from __future__ import annotations
 
-from app.core.compaction.budget import compaction_budget
+from app.core.compaction.budget import CompactionBudget, compaction_budget
 from app.core.compaction.pins import PIN_CEILING, Pins, carry, pin_budget, refusal
 from app.core.compaction.prompts import summary_text
 from app.core.conversation.history import ContextHistory
 from app.core.conversation.transcript import Transcript
 from app.core.items import assistant_message, function_call, function_call_output, user_message
+from app.core.protocol import Error, ItemPinned, PinItem
 from app.core.tokens.counter import TokenCounter
 
 SUMMARY = user_message(summary_text("the summary"))
@@ -90,3 +91,93 @@ def test_the_refusal_names_the_size_the_room_left_and_the_window() -> None:
     assert "about 1,534 tokens" in text
     assert "only 210 tokens of room are left for pins" in text
     assert "4,096-token window" in text and "640" in text
+
+
+# ------------------------------------------------------------------ boundaries (issue 40)
+
+
+def _room(room: int, window: int | None = None) -> CompactionBudget:
+    return CompactionBudget(window, None, target=room + 100, overhead=100, summary=None,
+                            kept_ceiling=0)
+
+
+def test_pins_get_a_quarter_of_the_room_rounded_down_up_to_16000() -> None:
+    assert pin_budget(_room(4_000)) == 1_000
+    assert pin_budget(_room(4_003)) == 1_000
+    assert pin_budget(_room(4_004)) == 1_001
+    assert pin_budget(_room(63_996)) == 15_999
+    assert pin_budget(_room(64_000)) == 16_000
+    assert pin_budget(_room(64_004)) == 16_000
+
+
+def test_a_compaction_carries_pins_up_to_exactly_their_budget() -> None:
+    pins = pins_with([100, 300, 50])
+    assert pins.carried(_room(1_804)).keys == ["pin-0", "pin-1", "pin-2"]  # 451 for pins
+    assert pins.carried(_room(1_800)).keys == ["pin-0", "pin-1", "pin-2"]  # 450: exactly
+    under = pins.carried(_room(1_799))  # 449
+    assert under.keys == ["pin-0", "pin-1"]
+    assert [p.key for p in under.left_out] == ["pin-2"]
+    # What was left out frees no room for the pins after it: the budget is counted in order.
+    assert pins.carried(_room(1_596)).keys == ["pin-0", "pin-2"]  # 399
+    assert pins.carried(compaction_budget(None, None, 0)).keys == ["pin-0", "pin-1", "pin-2"]
+
+
+def _pinning(budget: CompactionBudget) -> tuple[Pins, list[object], list[object]]:
+    """Pins of a three-message transcript, every message counted 100 tokens."""
+    transcript = Transcript()
+    for n in range(3):
+        transcript.add_item(user_message(f"m{n}"), "t")
+    events: list[object] = []
+    records: list[object] = []
+    pins = Pins(
+        transcript=transcript, history=ContextHistory(TokenCounter("gpt-4o", allow_download=False)),
+        count_item=lambda _item: 100, budget=lambda: budget,
+        record=lambda *record: records.append(record), emit=events.append,
+    )
+    return pins, events, records
+
+
+def test_a_pin_is_accepted_up_to_exactly_the_room_left_for_pins() -> None:
+    pins, events, records = _pinning(_room(800))  # 200 tokens for pins
+    pins.handle(PinItem(key="pin-0", kind="user_message"))
+    pins.handle(PinItem(key="pin-1", kind="user_message"))
+    assert pins.keys() == ["pin-0", "pin-1"] and len(records) == 2
+    first, second = events
+    assert isinstance(first, ItemPinned) and isinstance(second, ItemPinned)
+    assert (first.tokens, second.tokens) == (100, 100)
+    assert first.message == (
+        "Pinned: the model sees this message again, verbatim, from the next compaction on "
+        "(about 100 tokens; 100 tokens left for pins)."
+    )
+    assert second.message.endswith("(about 100 tokens; 0 tokens left for pins).")
+    pins.handle(PinItem(key="pin-2", kind="user_message"))
+    assert pins.keys() == ["pin-0", "pin-1"] and len(records) == 2
+    refused = events[-1]
+    assert isinstance(refused, Error) and refused.kind == "invalid_op"
+    assert refused.message == refusal(100, 0, 200, None)
+    assert "only 0 tokens of room are left for pins (this model's window allows 200" in (
+        refused.message
+    )
+
+
+def test_a_pin_one_token_over_the_room_left_is_refused_with_what_is_left() -> None:
+    pins, events, records = _pinning(_room(796, window=4_096))  # 199 tokens for pins
+    pins.handle(PinItem(key="pin-0", kind="user_message"))
+    pins.handle(PinItem(key="pin-1", kind="user_message"))
+    assert pins.keys() == ["pin-0"] and len(records) == 1
+    refused = events[-1]
+    assert isinstance(refused, Error)
+    assert refused.message == (
+        "Not pinned: this message is about 100 tokens, and only 99 tokens of room are left for "
+        "pins (the model's 4,096-token window allows 199 for pinned messages in all). Unpin "
+        "another message, or pin a shorter one."
+    )
+
+
+def test_without_a_window_pins_are_not_limited_and_say_no_room() -> None:
+    pins, events, _records = _pinning(compaction_budget(None, None, 0))
+    for key in ("pin-0", "pin-1", "pin-2"):
+        pins.handle(PinItem(key=key, kind="user_message"))
+    assert pins.keys() == ["pin-0", "pin-1", "pin-2"]
+    last = events[-1]
+    assert isinstance(last, ItemPinned) and last.message.endswith("(about 100 tokens).")

@@ -56,3 +56,68 @@ def test_the_long_conversation_warning_is_said_once_and_only_for_a_local_summary
 def test_an_empty_context_before_frees_nothing_and_warns_of_nothing_freed() -> None:
     check = check_room(result(), 0, 500, warned=True)
     assert check.freed_share == 0.0 and not check.freed_little and check.warnings == ()
+
+
+# ------------------------------------------------------------------ boundaries (issue 40)
+
+
+def test_freeing_little_is_under_a_fifth_of_the_context() -> None:
+    just_under = check_room(result(), 10_000, 8_001, warned=True)
+    assert just_under.freed_little
+    assert just_under.warnings == (
+        ("This compaction freed little room (10,000 → 8,001 tokens, 20 %). Most of what is left "
+        "is recent; start a new conversation if the model struggles."),
+    )
+    at = check_room(result(), 10_000, 8_000, warned=True)
+    assert at.freed_share == 0.2 and not at.freed_little and at.warnings == ()
+    above = check_room(result(), 10_000, 7_999, warned=True)
+    assert not above.freed_little and above.warnings == ()
+
+
+def test_the_share_freed_is_said_in_whole_percent_rounded() -> None:
+    check = check_room(result(), 10_000, 8_560, warned=True)  # 14.4 %
+    assert "(10,000 → 8,560 tokens, 14 %)" in check.warnings[0]
+    check = check_room(result(), 10_000, 8_550, warned=True)  # 14.5 %: rounded to even
+    assert "(10,000 → 8,550 tokens, 14 %)" in check.warnings[0]
+    check = check_room(result(), 10_000, 8_540, warned=True)  # 14.6 %
+    assert "(10,000 → 8,540 tokens, 15 %)" in check.warnings[0]
+
+
+def test_made_larger_is_said_only_when_the_context_grew() -> None:
+    same = check_room(result(), 1_000, 1_000, warned=True)
+    assert same.freed_share == 0.0 and same.freed_little
+    assert same.warnings == (
+        ("This compaction freed little room (1,000 → 1,000 tokens, 0 %). Most of what is left "
+        "is recent; start a new conversation if the model struggles."),
+    )
+    grown = check_room(result(), 1_000, 1_001, warned=True)
+    assert grown.freed_little
+    assert grown.warnings == (
+        ("This compaction made the context larger (1,000 → 1,001 tokens): the conversation is "
+        "still short, so the summary outweighs what it replaced. Undo puts it back; compacting "
+        "pays off once the conversation is longer."),
+    )
+
+
+def test_a_context_of_one_token_is_still_a_context() -> None:
+    emptied = check_room(result(), 1, 0, warned=True)
+    assert emptied.freed_share == 1.0 and not emptied.freed_little and emptied.warnings == ()
+    kept = check_room(result(), 1, 1, warned=True)
+    assert kept.freed_little and "freed little room (1 → 1 tokens, 0 %)" in kept.warnings[0]
+    grown = check_room(result(), 1, 2, warned=True)
+    assert "made the context larger (1 → 2 tokens)" in grown.warnings[0]
+
+
+def test_the_cut_short_warnings_in_full_and_only_when_cut_short() -> None:
+    kept = check_room(result(cut_short=True, kept_previous_summary=True), 10, 1, warned=True)
+    assert kept.warnings == (
+        ("The model's summary came back cut short, so the earlier summary was kept beside it. "
+        "Nothing it held was lost."),
+    )
+    lost = check_room(result(cut_short=True), 10, 1, warned=True)
+    assert lost.warnings == (
+        ("The model's summary came back cut short; your recent messages were kept verbatim. "
+        "Try /compact again, or a compaction model with a larger window."),
+    )
+    whole = check_room(result(kept_previous_summary=True), 10, 1, warned=True)
+    assert whole.warnings == ()

@@ -93,3 +93,38 @@ def test_a_consumer_gets_every_record_and_the_warnings_still_count(tmp_path: Pat
             "each is shown once"
         ),
     ]
+
+
+# ------------------------------------------------------------------ boundaries (issue 40)
+
+
+def _bad_lines(tmp_path: Path, count: int) -> list[str]:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line("event", {"n": 1}) + b"garbage\n" * count + line("event", {"n": 2}))
+    records, warnings = read_rollout(path)
+    assert len(records) == 2
+    return warnings
+
+
+def test_up_to_three_bad_lines_are_each_named(tmp_path: Path) -> None:
+    assert _bad_lines(tmp_path, 3) == [
+        f"Skipped line {n} of s.jsonl: not a valid record" for n in (2, 3, 4)
+    ]
+
+
+def test_four_bad_lines_are_summarised(tmp_path: Path) -> None:
+    assert _bad_lines(tmp_path, 4) == [
+        ("Skipped 4 damaged lines of s.jsonl (lines 2, 3, 4, 5): the file is partly unreadable, "
+        "and what could be read is shown")
+    ]
+
+
+def test_five_bad_lines_are_all_listed_and_six_are_not(tmp_path: Path) -> None:
+    assert _bad_lines(tmp_path, 5) == [
+        ("Skipped 5 damaged lines of s.jsonl (lines 2, 3, 4, 5, 6): the file is partly "
+        "unreadable, and what could be read is shown")
+    ]
+    assert _bad_lines(tmp_path, 6) == [
+        ("Skipped 6 damaged lines of s.jsonl (lines 2, 3, 4, 5, 6 and 1 more): the file is "
+        "partly unreadable, and what could be read is shown")
+    ]

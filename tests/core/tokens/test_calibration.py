@@ -114,3 +114,45 @@ def test_nonsense_rows_are_skipped(tmp_path: Path) -> None:
 def test_one_store_per_data_dir(tmp_path: Path) -> None:
     assert calibration_store(tmp_path) is calibration_store(tmp_path)
     assert calibration_store(tmp_path).path == tmp_path.absolute() / "calibration.json"
+
+
+# ------------------------------------------------------------------ boundaries (issue 40)
+
+
+def test_the_smoothing_halves_the_weight_of_earlier_requests_at_each_new_one() -> None:
+    first = Calibration().observed(1000, 450)
+    assert (first.ratio, first.samples, first.weight) == (pytest.approx(0.45), 1, 1000)
+    # The first request's 1 000 tokens weigh 500 now, against this one's 1 000.
+    second = first.observed(1000, 650)
+    assert second.ratio == pytest.approx((0.45 * 500 + 0.65 * 1000) / 1500)
+    assert (second.samples, second.weight) == (2, 1500)
+    third = second.observed(500, 500)
+    assert third.ratio == pytest.approx((second.ratio * 750 + 1.0 * 500) / 1250)
+    assert (third.samples, third.weight) == (3, 1250)
+
+
+def test_a_request_of_64_estimated_tokens_is_the_smallest_that_teaches() -> None:
+    assert Calibration().observed(63, 126) == Calibration()
+    learnt = Calibration().observed(64, 128)
+    assert (learnt.ratio, learnt.samples) == (2.0, 1)
+    assert Calibration().observed(65, 130).ratio == 2.0
+    assert Calibration().observed(1000, 1).samples == 1  # one reported token is a report
+
+
+@pytest.mark.parametrize(
+    ("reported", "ratio"),
+    [(299, 0.3), (300, 0.3), (301, 0.301), (2_999, 2.999), (3_000, 3.0), (3_001, 3.0)],
+)
+def test_the_ratio_is_kept_between_three_tenths_and_three(reported: int, ratio: float) -> None:
+    assert Calibration().observed(1000, reported).ratio == pytest.approx(ratio)
+
+
+def test_applying_a_calibration_never_makes_a_text_cost_nothing() -> None:
+    low = Calibration().observed(1000, 300)  # 0.3
+    assert low.apply(1) == 1  # 0.3 rounds to 0: at least a token
+    assert low.apply(5) == 2  # 1.5 rounds to even
+    assert low.apply(10) == 3
+    assert low.apply(0) == 0
+    assert low.apply(-3) == 0
+    assert Calibration().apply(-3) == 0  # uncalibrated: nothing below zero either
+    assert Calibration().apply(0) == 0

@@ -196,3 +196,59 @@ def test_a_web_page_error_never_shows_the_key() -> None:
     error = classify_exception(_status_error(502, page, KEYED_URL), KEYED_URL, secrets=[KEY])
     assert error.details is not None
     assert KEY not in error.details and KEY not in error.message
+
+
+# ------------------------------------------------------------------ boundaries (issue 40)
+
+
+def _json_error(status: int, message: str = "it went wrong") -> openai.APIStatusError:
+    request = httpx2.Request("POST", f"{BASE_URL}/responses")
+    response = httpx2.Response(
+        status, json={"error": {"message": message}}, request=request
+    )
+    return openai.OpenAI(api_key=KEY, base_url=BASE_URL)._make_status_error_from_response(
+        response
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "category", "message"),
+    [
+        (400, "bad_request", "it went wrong"),
+        (403, "auth", None),
+        (404, "not_found", f"not found on {BASE_URL}: it went wrong"),
+        (405, "bad_request", "it went wrong"),
+        (428, "bad_request", "it went wrong"),
+        (429, "rate_limit", f"rate limited by {BASE_URL}: it went wrong"),
+        (430, "bad_request", "it went wrong"),
+        (499, "bad_request", "it went wrong"),
+        (500, "server", "server error 500: it went wrong"),
+        (501, "server", "server error 501: it went wrong"),
+    ],
+)
+def test_each_status_is_classified_at_the_edges_of_its_range(
+    status: int, category: str, message: str | None
+) -> None:
+    error = classify_exception(_json_error(status), BASE_URL)
+    assert (error.category, error.status) == (category, status)
+    if message is not None:
+        assert error.message == message
+
+
+def test_a_model_output_error_is_a_server_errors_only() -> None:
+    text = "Failed to parse tool call arguments as JSON"
+    assert classify_exception(_json_error(499, text), BASE_URL).category == "bad_request"
+    assert classify_exception(_json_error(500, text), BASE_URL).category == "model_output"
+
+
+@pytest.mark.parametrize(
+    ("status", "category"),
+    [(200, "bad_request"), (299, "bad_request"), (300, "bad_request"), (404, "not_found"),
+     (499, "bad_request"), (500, "server")],
+)
+def test_a_web_page_is_classified_by_its_status(status: int, category: str) -> None:
+    error = classify_exception(_status_error(status, PORTAL), BASE_URL)
+    assert (error.category, error.code) == (category, "web_page")
+    login = "A network login page (hotel, train or café Wi-Fi)"
+    assert (login in error.message) is (status < 300)
+    assert ("the service behind it may be down" in error.message) is (status >= 500)

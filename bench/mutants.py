@@ -1,0 +1,196 @@
+"""Mutation testing of the core's rule modules (issue 40), with mutmut.
+
+    python -m bench.mutants                      # every rule module, one module at a time
+    python -m bench.mutants app/core/compaction/policy.py app/core/compaction/fit.py
+    python -m bench.mutants --changed [BASE]     # the rule modules a change touched (BASE: main)
+    python -m bench.mutants --score              # the kept results, per module, without running
+
+The rule modules are the ``only_mutate`` patterns of ``[tool.mutmut]`` in pyproject.toml.
+mutmut copies the project into ``mutants/`` (git-ignored), runs the tests once to learn which
+tests reach which function, then runs those tests against every mutant of the module. A
+mutant that survives is a rule no test guards: write the test of the rule at its boundary, or,
+when the mutant cannot change behaviour, list it with the reason in
+``bench/equivalent_mutants.md``. The run fails when a module scores under ``--min-score``
+(killed / mutants, equivalent ones not counted) and names the survivors not listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS = ROOT / "bench" / "equivalent_mutants.md"
+TIKTOKEN_CACHE = ROOT.parent / "shared" / "data" / "tiktoken-cache"
+
+
+def _mutmut_config() -> dict[str, list[str]]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    config: dict[str, list[str]] = data["tool"]["mutmut"]
+    return config
+
+
+def rule_modules() -> list[str]:
+    """The modules mutmut mutates, as paths from the repository's root (as mutmut matches)."""
+    config = _mutmut_config()
+    only, never = config.get("only_mutate", []), config.get("do_not_mutate", [])
+    found = []
+    for source in config["source_paths"]:
+        for path in sorted((ROOT / source).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if any(fnmatch.fnmatch(name, p) for p in only) and not any(
+                fnmatch.fnmatch(name, p) for p in never
+            ):
+                found.append(name)
+    return found
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def changed_modules(base: str) -> list[str]:
+    """The rule modules changed since the branch left ``base``: committed, staged, in the work
+    tree or new."""
+    fork_point = _git("merge-base", base, "HEAD").strip()
+    names = set(_git("diff", "--name-only", fork_point).split())
+    names |= set(_git("ls-files", "--others", "--exclude-standard").split())
+    return [m for m in rule_modules() if m in names]
+
+
+def equivalent_mutants() -> dict[str, str]:
+    """The mutants listed as equivalent: name -> reason (bench/equivalent_mutants.md's table)."""
+    listed: dict[str, str] = {}
+    if EQUIVALENTS.exists():
+        for line in EQUIVALENTS.read_text("utf-8").splitlines():
+            match = re.match(r"\|\s*`([\w.ǁ]+__mutmut_\d+)`\s*\|(.*)\|\s*$", line)
+            if match:
+                listed[match.group(1)] = match.group(2).strip()
+    return listed
+
+
+@dataclass
+class ModuleScore:
+    module: str
+    status: dict[str, str] = field(default_factory=dict)  # mutant -> mutmut's status
+
+    def names(self, status: str) -> list[str]:
+        return sorted(n for n, s in self.status.items() if s == status)
+
+    def counts(self, equivalents: dict[str, str]) -> tuple[int, int, int]:
+        """(killed, mutants that count, equivalent ones left out)."""
+        killed = sum(1 for s in self.status.values() if s in _KILLED)
+        equivalent = sum(1 for n, s in self.status.items() if n in equivalents and s not in _KILLED)
+        return killed, len(self.status) - equivalent, equivalent
+
+
+# A timeout is a kill: the mutant made the tests hang (an endless loop), so they noticed it.
+_KILLED = {"killed", "timeout", "caught by type check"}
+
+
+def module_score(module: str) -> ModuleScore:
+    from mutmut.stats import status_by_exit_code
+
+    score = ModuleScore(module)
+    meta = ROOT / "mutants" / f"{module}.meta"
+    if meta.exists():
+        codes = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
+        score.status = {name: status_by_exit_code[code] for name, code in codes.items()}
+    return score
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    if "TIKTOKEN_CACHE_DIR" not in env and TIKTOKEN_CACHE.is_dir():
+        env["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
+    # The copy in mutants/ must be what the tests import, not this checkout.
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run_module(module: str, jobs: int) -> int:
+    dotted = module.removesuffix(".py").replace("/", ".")
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), f"{dotted}.*"]
+    print(f"== {module}: {' '.join(command[1:])}", flush=True)
+    return subprocess.run(command, check=False, cwd=ROOT, env=_environment()).returncode
+
+
+def report(modules: list[str], min_score: float) -> bool:
+    """Print each module's score and its survivors not listed as equivalent; True when every
+    module reaches ``min_score``."""
+    equivalents = equivalent_mutants()
+    ok = True
+    total_killed = total_counted = 0
+    for module in modules:
+        score = module_score(module)
+        if not score.status:
+            print(f"{module}: not run yet")
+            continue
+        killed, counted, equivalent = score.counts(equivalents)
+        total_killed, total_counted = total_killed + killed, total_counted + counted
+        share = killed / counted if counted else 1.0
+        passed = share >= min_score
+        ok = ok and passed
+        print(
+            f"{module}: {killed}/{counted} killed ({share:.1%}), {equivalent} equivalent"
+            f"{'' if passed else f'  UNDER {min_score:.0%}'}"
+        )
+        for status in ("survived", "no tests", "suspicious", "segfault", "not checked"):
+            for name in score.names(status):
+                if name not in equivalents:
+                    print(f"    {status}: {name}")
+    if total_counted:
+        print(f"all: {total_killed}/{total_counted} killed ({total_killed / total_counted:.1%})")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.mutants", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("modules", nargs="*", help="rule modules to mutate (default: all of them)")
+    parser.add_argument(
+        "--changed",
+        nargs="?",
+        const="main",
+        metavar="BASE",
+        help="only the rule modules changed since the branch left BASE (default main)",
+    )
+    parser.add_argument("--score", action="store_true", help="report the kept results only")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--min-score", type=float, default=0.9, help="default 0.9")
+    args = parser.parse_args(argv)
+
+    known = rule_modules()
+    if args.changed is not None:
+        modules = changed_modules(args.changed)
+        if not modules:
+            print(f"No rule module changed since {args.changed}.")
+            return 0
+    elif args.modules:
+        modules = [Path(m).as_posix() for m in args.modules]
+        unknown = [m for m in modules if m not in known]
+        if unknown:
+            parser.error(f"not a rule module of [tool.mutmut]: {', '.join(unknown)}")
+    else:
+        modules = known
+    if not args.score:
+        for module in modules:
+            if run_module(module, args.jobs) != 0:
+                print(f"mutmut failed on {module}", file=sys.stderr)
+                return 2
+    return 0 if report(modules, args.min_score) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
