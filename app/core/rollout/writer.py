@@ -126,18 +126,7 @@ class RolloutWriter:
         line = dumps_line(
             {"timestamp": timestamp, "type": type, "payload": payload, "id": new_record_id()}
         )
-        with self._lock:
-            fd = self.fileno()
-            if self._torn:
-                line = b"\n" + line
-            written = 0
-            try:
-                while written < len(line):
-                    written += os.write(fd, line[written:])
-            except OSError as exc:
-                self._undo_partial_write(fd, written)
-                raise RolloutWriteError(self.path, exc) from exc
-            self._torn = False
+        self._write_whole(line)
         if self.on_append is not None:
             self.on_append(type, timestamp, payload)
 
@@ -151,14 +140,18 @@ class RolloutWriter:
             )
             for stamp, kind, payload, record_id in records
         )
+        self._write_whole(blob)
+
+    def _write_whole(self, data: bytes) -> None:
+        """Append ``data`` (whole lines) entirely, or take back what a failed write left."""
         with self._lock:
             fd = self.fileno()
             if self._torn:
-                blob = b"\n" + blob
+                data = b"\n" + data
             written = 0
             try:
-                while written < len(blob):
-                    written += os.write(fd, blob[written:])
+                while written < len(data):
+                    written += os.write(fd, data[written:])
             except OSError as exc:
                 self._undo_partial_write(fd, written)
                 raise RolloutWriteError(self.path, exc) from exc
