@@ -90,7 +90,9 @@ class Session:
             session = cls(config, session_id)
             token = OPEN_PROGRESS.set(progress)  # the worker thread reads it (context copied)
             try:
-                await asyncio.to_thread(session._parts.resume.resume, session._recall.index)
+                index = session._recall.index
+                if await asyncio.to_thread(session._parts.resume.resume, index):
+                    await session._replay_active_path()
                 await session._parts.resume.precount()
             finally:
                 OPEN_PROGRESS.reset(token)
@@ -257,6 +259,14 @@ class Session:
             if len(parts.transcript):
                 parts.notices.note("background", change)
             self._emit(p.Background(message=change))
+
+    async def _replay_active_path(self) -> None:
+        """The conversation has branches: its view built again, into fresh parts, from the
+        active path's records (the first read replayed only until the first branch)."""
+        parts = build_parts(self._shared)
+        self._settings.attach(parts.history)
+        await asyncio.to_thread(parts.resume.replay_path)
+        self._parts = parts
 
     async def _install(self, parts: BranchParts, tree: TurnTree) -> None:
         """Another branch's view takes over (built off the window's thread from the rollout,

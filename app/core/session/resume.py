@@ -3,7 +3,7 @@ rollout's writer taken over, a broken tool pairing repaired, and the gauge's cou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import protocol as p
@@ -12,8 +12,8 @@ from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
-from ..conversation.tree import TurnTree, records_on_path
-from ..rollout.store import RolloutRecord, progress_reporter, resume_rollout
+from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, records_on_path
+from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
 from .turn.cut_off import restore as restore_cut_off
 
@@ -29,6 +29,34 @@ if TYPE_CHECKING:
     from .notices import Notices
     from .turn.task import UserTurnTask
     from .usage_meter import UsageMeter
+
+
+class _LinearPrefix:
+    """Notes every record in the tree and passes on those read while the conversation is one
+    branch: a turn that does not follow the newest one, or a switch, ends that (``branched``);
+    the records after it are noted only."""
+
+    def __init__(self, tree: TurnTree) -> None:
+        self._tree = tree
+        self.branched = False
+        self.count = 0
+
+    def records(self, records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
+        tree = self._tree
+        for record in records:
+            self.count += 1
+            before = tree.active
+            tree.note(record.type, record.payload)
+            if self.branched:
+                continue
+            kind = record.type
+            if kind == BRANCH_RECORD or (
+                kind == TURN_RECORD and tree.active != before and tree.parents.get(
+                    str(tree.active)) != before
+            ):
+                self.branched = True
+                continue
+            yield record
 
 
 class SessionResume:
@@ -63,21 +91,23 @@ class SessionResume:
         self._tree = tree
         self._emit = emit
 
-    def resume(self, recall_index: RecallIndex) -> None:
+    def resume(self, recall_index: RecallIndex) -> bool:
         """Read the rollout (in a worker thread: the caller's), take over its writer, and build
-        the active branch's view."""
+        the active branch's view, in one streaming pass while the conversation is one branch.
+        True when it is not: the view then has to be built again, into fresh parts, from the
+        records of the active path (``replay_path``)."""
         store = self._store
         path = store.path
         if not path.exists():
             raise FileNotFoundError(f"No saved conversation with id {store.id}")
-        records: list[RolloutRecord] = []
+        linear = _LinearPrefix(self._tree)
         with collector_paused():  # only live containers are made: collections are waste
-            resumed = resume_rollout(path, consume=records.extend)
-            for record in records:
-                self._tree.note(record.type, record.payload)
-            warnings = list(resumed.warnings) + self.load(records, self._tree, self._tree.active)
+            resumed = resume_rollout(path, consume=lambda r: self.replay(linear.records(r)))
+            warnings = list(resumed.warnings)
+            if not linear.branched:
+                warnings += self._repair()
         store.writer, store.read_only = resumed.writer, resumed.read_only
-        recall_index.follow(resumed.writer, records=len(records))
+        recall_index.follow(resumed.writer, records=linear.count)
         if resumed.read_only:
             warnings.append(resumed.read_only)
         self._emit(
@@ -90,11 +120,32 @@ class SessionResume:
         )
         for warning in warnings:
             self._emit(p.Warning(message=warning))
+        return linear.branched
+
+    def replay_path(self) -> None:
+        """Build the active branch's view from the rollout, streamed once more (after
+        ``resume`` found branches): the records anchored on its path, in order."""
+        on_path = self._tree.on_path()
+        anchors = self._tree.anchors
+
+        def on_branch(records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
+            for seq, record in enumerate(records):
+                anchor = anchors[seq] if seq < len(anchors) else None
+                if (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD:
+                    yield record
+
+        with collector_paused():
+            read_rollout(self._store.path, consume=lambda r: self.replay(on_branch(r)))
+            for warning in self._repair():
+                self._emit(p.Warning(message=warning))
 
     def load(self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None) -> list[str]:
         """Build the view at turn ``leaf`` (``None``: before the first turn) from every record
         of the rollout (``tree`` read from them); the warnings it has for the user."""
         self.replay(records_on_path(records, tree, leaf))
+        return self._repair()
+
+    def _repair(self) -> list[str]:
         # A crash between a tool call and its output would make every later request fail.
         repair = pair_tool_calls(self._history.raw_items())
         if not repair.changed:
