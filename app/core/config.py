@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from .mcp_config import McpServerSpec
 from .system.dirs import (  # noqa: F401 - re-exported: the folders are part of the config's API
     APP_NAME,
     default_cache_dir,
@@ -61,6 +62,11 @@ class CoreConfig(BaseModel):
     tool_output_budget: int = 10_000  # tokens; longer tool output is middle-truncated
     # The model may search the whole conversation with the recall tool (issue 24).
     recall: bool = True
+    # Tools from MCP servers (issue 37): the servers, the reasons of entries that do not read,
+    # and whether tools that declare themselves read-only run without asking.
+    mcp_servers: tuple[McpServerSpec, ...] = ()
+    mcp_errors: tuple[tuple[str, str], ...] = ()
+    mcp_allow_read_only: bool = True
 
     @field_validator("base_url")
     @classmethod

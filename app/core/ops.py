@@ -1,6 +1,7 @@
 """Ops a front end submits to a session (``await session.submit(ops.UserTurn(text=...))``)."""
 
 from .protocol import (
+    ApproveToolCall,
     Compact,
     EditSummary,
     FindInConversation,
@@ -16,6 +17,7 @@ from .protocol import (
 )
 
 __all__ = [
+    "ApproveToolCall",
     "Compact",
     "EditSummary",
     "FindInConversation",

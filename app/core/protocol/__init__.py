@@ -48,6 +48,15 @@ from .session import (
     ShutdownComplete,
     Warning,
 )
+from .tools import (
+    ApprovalDecision,
+    ApproveToolCall,
+    McpServerInfo,
+    McpServers,
+    McpToolInfo,
+    ToolApprovalRequested,
+    ToolApprovalResolved,
+)
 from .turn import (
     AgentMessage,
     AgentMessageDelta,
@@ -88,13 +97,18 @@ Event = Annotated[
     | RetryAvailable
     | ItemPinned
     | SummaryEdited
-    | ConversationMatches,
+    | ConversationMatches
+    | ToolApprovalRequested
+    | ToolApprovalResolved
+    | McpServers,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "ApprovalDecision",
+    "ApproveToolCall",
     "Background",
     "Compact",
     "CompactionEnded",
@@ -115,6 +129,9 @@ __all__ = [
     "ItemCompleted",
     "ItemPinned",
     "ItemStarted",
+    "McpServerInfo",
+    "McpServers",
+    "McpToolInfo",
     "MessageNotSent",
     "Op",
     "PinItem",
@@ -128,6 +145,8 @@ __all__ = [
     "StreamWaiting",
     "SummaryEdited",
     "TokenCount",
+    "ToolApprovalRequested",
+    "ToolApprovalResolved",
     "Trigger",
     "TurnComplete",
     "TurnItem",

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from ..config import CoreConfig
-
-
-class _Op(BaseModel):
-    model_config = ConfigDict(frozen=True)
+from .base import _Op
+from .tools import ApproveToolCall
 
 
 class UserTurn(_Op):
@@ -100,5 +96,5 @@ class UndoSummaryEdit(_Op):
 
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
-    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation
+    | PinItem | EditSummary | UndoSummaryEdit | FindInConversation | ApproveToolCall
 )

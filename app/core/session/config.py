@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..providers.factory import make_provider
 from ..recall import SessionTools
+from ..tools.mcp.servers import McpServers
 from .config_change import describe_config_change
 
 if TYPE_CHECKING:
@@ -20,11 +21,15 @@ if TYPE_CHECKING:
 class SessionConfig:
     """The configuration, tools and provider one session uses now."""
 
-    def __init__(self, config: CoreConfig, recall: RecallTool, history: ContextHistory) -> None:
+    def __init__(
+        self, config: CoreConfig, recall: RecallTool, history: ContextHistory, mcp: McpServers
+    ) -> None:
         self.config = config
         self._recall = recall
         self._history = history
-        self.tools = SessionTools(config, recall)
+        self.mcp = mcp
+        _configure_mcp(mcp, config)
+        self.tools = SessionTools(config, recall, mcp)
         history.set_tools(self.tools.specs())
         self._provider: ModelProvider | None = None
 
@@ -49,14 +54,25 @@ class SessionConfig:
             stale = self._provider
             self._provider = None
             asyncio.get_running_loop().create_task(stale.close())
+        if _mcp_settings(old) != _mcp_settings(config):
+            _configure_mcp(self.mcp, config)
         if SessionTools.changed(old, config):
-            self.tools = SessionTools(config, self._recall)
+            self.tools = SessionTools(config, self._recall, self.mcp)
             self._history.set_tools(self.tools.specs())
         if old.instructions != config.instructions:
             self._history.set_instructions(config.instructions)
         return describe_config_change(old, config)
 
     async def close(self) -> None:
-        """Close the provider's connections, if one was made."""
+        """Stop the MCP servers; close the provider's connections, if one was made."""
+        await self.mcp.close()
         if self._provider is not None:
             await self._provider.close()
+
+
+def _mcp_settings(config: CoreConfig) -> tuple[object, ...]:
+    return (config.mcp_servers, config.mcp_errors, config.mcp_allow_read_only)
+
+
+def _configure_mcp(mcp: McpServers, config: CoreConfig) -> None:
+    mcp.configure(config.mcp_servers, dict(config.mcp_errors), config.mcp_allow_read_only)

@@ -27,6 +27,7 @@ from ..sessions.open_sessions import forget_open, track_open
 from ..sessions.record import SessionRecord
 from ..tokens.calibration import calibration_store
 from ..tokens.counter import TokenCounter
+from ..tools.mcp.servers import McpServers
 from .active_task import ActiveTask
 from .compaction_undo import CompactionUndo
 from .config import SessionConfig
@@ -57,7 +58,8 @@ class Session:
         self._recall = RecallTool(
             path, history=history.raw_items, window=lambda: meter.window(), count=counter.count
         )
-        self._settings = settings = SessionConfig(config, self._recall, history)
+        self._mcp = McpServers(lambda event: self._emit(event))
+        self._settings = settings = SessionConfig(config, self._recall, history, self._mcp)
         self._events = EventStream()
         self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
         self._loop_task: asyncio.Task[None] | None = None
@@ -253,6 +255,10 @@ class Session:
             self._compactor.pins.handle(op)
         elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
             self._compactor.summary_edits.handle(op, busy=self.busy)
+        elif isinstance(op, p.ApproveToolCall) and not self._mcp.approvals.decide(
+            op.call_id, op.decision
+        ):
+            self._emit(p.Error(message="No tool call waits for approval.", kind="invalid_op"))
 
     async def _shutdown(self) -> None:
         self._closed = True
