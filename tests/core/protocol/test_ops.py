@@ -32,6 +32,7 @@ SAMPLES: list[ops.Op] = [
     ops.EditSummary(item_id="cmp_1", text="new summary"),
     ops.UndoSummaryEdit(item_id="cmp_1"),
     ops.FindInConversation(query="error", limit=5),
+    ops.ApproveToolCall(call_id="call_1", decision="always"),
 ]
 
 

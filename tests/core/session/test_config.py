@@ -9,6 +9,7 @@ from typing import Any
 from app.core import CoreConfig
 from app.core.conversation.history import ContextHistory
 from app.core.session.config import SessionConfig
+from app.core.tools.mcp.servers import McpServers
 from app.core.tokens.counter import TokenCounter
 
 
@@ -23,7 +24,8 @@ def config(tmp_path: Path, **overrides: Any) -> CoreConfig:
 
 def make(tmp_path: Path, **overrides: Any) -> tuple[SessionConfig, ContextHistory]:
     history = ContextHistory(TokenCounter("gpt-4o", allow_download=False), "Be brief.")
-    return SessionConfig(config(tmp_path, **overrides), None, history), history  # type: ignore[arg-type]
+    mcp = McpServers(lambda _event: None)
+    return SessionConfig(config(tmp_path, **overrides), None, history, mcp), history  # type: ignore[arg-type]
 
 
 async def test_the_provider_is_kept_until_the_connection_settings_change(tmp_path: Path) -> None:

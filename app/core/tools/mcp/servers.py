@@ -60,11 +60,13 @@ class McpServers:
                 self._stop_later(conn)
             else:
                 conn.spec = spec  # tools turned on or off, always-allowed ones: no restart
+        running = _loop_running()
         for name, spec in wanted.items():
             if spec.enabled and name not in self._servers:
                 conn = McpConnection(spec, self._changed)
                 self._servers[name] = conn
-                conn.start()
+                if running:  # else it starts on first use
+                    conn.start()
         self._disabled = [s.name for s in specs if not s.enabled]
         self._changed()
 
@@ -124,7 +126,7 @@ class McpServers:
                 names[name] = (conn, tool)
                 specs.append(_function_spec(name, conn.spec.name, tool))
         self._names, self._specs = names, specs
-        if not self._report_due and not self._closed:
+        if not self._report_due and not self._closed and _loop_running():
             # Said once per loop pass, after what caused it (the session's first events too).
             self._report_due = True
             asyncio.get_running_loop().call_soon(self._report)
@@ -160,6 +162,14 @@ class McpServers:
             for name, error in self._invalid.items()
         ]
         return infos
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _function_spec(name: str, server: str, tool: types.Tool) -> dict[str, Any]:

@@ -76,10 +76,10 @@ def malformed(ctx: Context) -> str:
 
 @server.tool()
 def big(size: int) -> str:
-    half = max(0, (size - len(MIDDLE)) // 2)
+    half = max(0, (size - len(MIDDLE) - 2) // 2)
     line = "filler words of a long log line\n"
     head = (line * (half // len(line) + 1))[:half]
-    return head + MIDDLE + head
+    return head + "\n" + MIDDLE + "\n" + head
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
