@@ -254,6 +254,14 @@ class SessionController(QObject):
         self.bridge.submit(op)
         return True
 
+    def answer_tool_call(self, call_id: str, decision: str) -> bool:
+        """The user's answer to an MCP tool call waiting for approval."""
+        from app.core import ops
+
+        if decision == "once" or decision == "always" or decision == "deny":
+            return self.submit(ops.ApproveToolCall(call_id=call_id, decision=decision))
+        return False
+
     def send_message(self, text: str) -> bool:
         """Send a user message (the composer already refused it while busy)."""
         from app.core import ops

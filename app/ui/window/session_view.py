@@ -112,6 +112,7 @@ class SessionView(QMainWindow):
 
     def _on_session_changing(self) -> None:
         self.transcript.clear()
+        self.approval_card.clear()
         self.transcript.watch_opening(self.controller.open_progress)
         self.notifications.reset()
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..composer.widget import Composer
+from .approval_card import ApprovalCard
 from ..runtime.qt_namespace import set_enum_property
 from ..sessions.session_list import SessionListPanel
 from ..style.icons import icon
@@ -207,6 +208,8 @@ class WindowLayout(WindowCommands):
         self.transcript.retry_requested.connect(self.controller.retry_turn)
         self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
+        self.approval_card = ApprovalCard(self.controller.answer_tool_call, centre)
+        column.addWidget(self.approval_card)  # an MCP tool call waiting for the user
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
         self.composer.command_submitted.connect(self.run_command)
