@@ -205,9 +205,9 @@ async def test_a_huge_output_is_cut_to_fit_and_its_middle_found_by_recall(
     await session.close()
 
     resumed = await open_ready(config, session_id=session.id)
-    whole = [e for e in resumed.transcript() if e["kind"] == "item"
-             and e["item"].get("type") == "function_call_output"][0]["item"]["output"]
+    whole = next(e for e in resumed.transcript() if e["kind"] == "item"
+             and e["item"].get("type") == "function_call_output")["item"]["output"]
     assert len(whole) == size  # shown whole on resume too
-    cut = [i for i in resumed.history() if i.get("call_id") == "c1" and "output" in i][0]
+    cut = next(i for i in resumed.history() if i.get("call_id") == "c1" and "output" in i)
     assert bool(MIDDLE not in cut["output"]) and "left out" in cut["output"]
     await resumed.close()

@@ -258,8 +258,9 @@ class SessionController(QObject):
         """The user's answer to an MCP tool call waiting for approval."""
         from app.core import ops
 
-        if decision == "once" or decision == "always" or decision == "deny":
-            return self.submit(ops.ApproveToolCall(call_id=call_id, decision=decision))
+        for known in ("once", "always", "deny"):
+            if decision == known:
+                return self.submit(ops.ApproveToolCall(call_id=call_id, decision=known))
         return False
 
     def send_message(self, text: str) -> bool:

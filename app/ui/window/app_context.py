@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.system.dirs import default_data_dir, default_log_dir
 from app.core.mcp_config import split_secrets
+from app.core.system.dirs import default_data_dir, default_log_dir
 from app.core.system.secrets import SecretStore
 from app.paths import AppPaths
 

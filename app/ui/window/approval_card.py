@@ -10,7 +10,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 if TYPE_CHECKING:
     from app.core import protocol as p
@@ -21,7 +29,7 @@ MAX_ARGUMENT_CHARS = 4000  # what the card shows of very long arguments
 class ApprovalCard(QFrame):
     """Shows the first waiting call; ``answer(call_id, decision)`` submits the user's answer."""
 
-    def __init__(self, answer: Callable[[str, str], None], parent: QFrame | None = None) -> None:
+    def __init__(self, answer: Callable[[str, str], object], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)

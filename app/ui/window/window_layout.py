@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from ..composer.widget import Composer
-from .approval_card import ApprovalCard
 from ..runtime.qt_namespace import set_enum_property
 from ..sessions.session_list import SessionListPanel
 from ..style.icons import icon
 from ..style.widgets import ElidedLabel
 from ..transcript.view import TranscriptView
+from .approval_card import ApprovalCard
 from .demo_banner import DemoBanner
 from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .session_view import COMPACT_TIP

@@ -9,8 +9,8 @@ from typing import Any
 from app.core import CoreConfig
 from app.core.conversation.history import ContextHistory
 from app.core.session.config import SessionConfig
-from app.core.tools.mcp.servers import McpServers
 from app.core.tokens.counter import TokenCounter
+from app.core.tools.mcp.servers import McpServers
 
 
 def config(tmp_path: Path, **overrides: Any) -> CoreConfig:
