@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from .mcp_config import McpServerSpec
 from .system.dirs import (  # noqa: F401 - re-exported: the folders are part of the config's API
     APP_NAME,
     default_cache_dir,
@@ -67,6 +68,11 @@ class CoreConfig(BaseModel):
     # Whether the model reads images, where its server does not say (llama.cpp's /props,
     # LM Studio and Ollama do): a message with an image to a model that does not is refused.
     accepts_images: bool = True
+    # Tools from MCP servers (issue 37): the servers, the reasons of entries that do not read,
+    # and whether tools that declare themselves read-only run without asking.
+    mcp_servers: tuple[McpServerSpec, ...] = ()
+    mcp_errors: tuple[tuple[str, str], ...] = ()
+    mcp_allow_read_only: bool = True
 
     @field_validator("base_url")
     @classmethod

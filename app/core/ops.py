@@ -1,6 +1,7 @@
 """Ops a front end submits to a session (``await session.submit(ops.UserTurn(text=...))``)."""
 
 from .protocol import (
+    ApproveToolCall,
     Compact,
     EditSummary,
     EditTurn,
@@ -21,6 +22,7 @@ from .protocol import (
 )
 
 __all__ = [
+    "ApproveToolCall",
     "Compact",
     "EditSummary",
     "EditTurn",

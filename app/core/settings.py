@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .config import CoreConfig
+from .mcp_config import parse_servers
 
 SETTINGS_FILE = "settings.json"
 BACKUP_SUFFIX = ".bak"
@@ -60,7 +61,7 @@ class AppSettings(BaseModel):
     """Everything the settings panel edits, except the API key."""
 
     # Unknown keys (from a newer version) are ignored rather than making the file invalid.
-    model_config = ConfigDict(validate_assignment=True, extra="ignore")
+    model_config = ConfigDict(validate_assignment=True, extra="ignore", populate_by_name=True)
 
     provider: Provider = "demo"
     base_url: str = ""  # empty: the provider's preset
@@ -95,6 +96,10 @@ class AppSettings(BaseModel):
     last_session_id: str = ""
     # Seconds without an answer before a request is given up as stalled (then retried).
     request_timeout: int = DEFAULT_REQUEST_TIMEOUT
+    # MCP servers in the shape other clients share (``mcp_config``); env and header values are
+    # in the key store, a placeholder here. A bad entry is shown as such, never dropped.
+    mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
+    mcp_allow_read_only: bool = True  # tools that declare themselves read-only run unasked
 
     @field_validator("base_url")
     @classmethod
@@ -220,7 +225,7 @@ class SettingsStore:
 
     def save(self, settings: AppSettings) -> None:
         """Write the settings atomically (a crash leaves the old file or the new, never half)."""
-        _atomic_write_text(self.path, settings.model_dump_json(indent=2) + "\n")
+        _atomic_write_text(self.path, settings.model_dump_json(indent=2, by_alias=True) + "\n")
 
 
 def preset_base_url(provider: str) -> str:
@@ -289,15 +294,18 @@ def build_core_config(
     data_dir: Path,
     env: Mapping[str, str] | None = None,
     demo_url: str | None = None,
+    secret: Callable[[str], str] | None = None,
 ) -> CoreConfig:
     """The :class:`CoreConfig` a session runs with, presets and environment applied.
 
     ``env`` defaults to ``os.environ``: ``OPENAI_API_KEY`` stands in for an empty key, and
     ``OPENAI_BASE_URL`` for an empty base URL of the openai/custom providers. Raises
     ``ValueError`` with a user-facing message when a base URL or model is missing; the message
-    never contains the key.
+    never contains the key. ``secret`` reads the MCP servers' env and header values from the key
+    store.
     """
     env = os.environ if env is None else env
+    mcp_servers, mcp_errors = parse_servers(settings.mcp_servers, secret or (lambda _key: ""))
     fields: dict[str, Any] = {
         "auto_compact": settings.auto_compact,
         "remote_compaction": settings.remote_compaction,
@@ -318,6 +326,9 @@ def build_core_config(
         "accepts_images": settings.accepts_images,
         "data_dir": data_dir,
         "request_timeout": float(settings.request_timeout),
+        "mcp_servers": tuple(mcp_servers),
+        "mcp_errors": tuple(mcp_errors.items()),
+        "mcp_allow_read_only": settings.mcp_allow_read_only,
     }
     if settings.instructions.strip():
         fields["instructions"] = settings.instructions

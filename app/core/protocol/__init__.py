@@ -62,6 +62,15 @@ from .session import (
     ShutdownComplete,
     Warning,
 )
+from .tools import (
+    ApprovalDecision,
+    ApproveToolCall,
+    McpServerInfo,
+    McpServers,
+    McpToolInfo,
+    ToolApprovalRequested,
+    ToolApprovalResolved,
+)
 from .turn import (
     AgentMessage,
     AgentMessageDelta,
@@ -108,13 +117,18 @@ Event = Annotated[
     | BranchSwitched
     | TurnBranches
     | SessionForked
-    | AttachmentsInspected,
+    | AttachmentsInspected
+    | ToolApprovalRequested
+    | ToolApprovalResolved
+    | McpServers,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AgentMessage",
     "AgentMessageDelta",
+    "ApprovalDecision",
+    "ApproveToolCall",
     "AttachmentInfo",
     "AttachmentsInspected",
     "Background",
@@ -143,6 +157,9 @@ __all__ = [
     "ItemCompleted",
     "ItemPinned",
     "ItemStarted",
+    "McpServerInfo",
+    "McpServers",
+    "McpToolInfo",
     "MessageNotSent",
     "Op",
     "PinItem",
@@ -160,6 +177,8 @@ __all__ = [
     "SummaryEdited",
     "SwitchBranch",
     "TokenCount",
+    "ToolApprovalRequested",
+    "ToolApprovalResolved",
     "TreeNode",
     "Trigger",
     "TurnBranches",

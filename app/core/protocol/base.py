@@ -1,4 +1,4 @@
-"""The frozen pydantic model every event of the protocol is built on."""
+"""The frozen pydantic models every event and every op of the protocol are built on."""
 
 from __future__ import annotations
 
@@ -6,4 +6,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class _Op(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from ..config import CoreConfig
-
-
-class _Op(BaseModel):
-    model_config = ConfigDict(frozen=True)
+from .base import _Op
+from .tools import ApproveToolCall
 
 
 class UserTurn(_Op):
@@ -22,7 +20,7 @@ class UserTurn(_Op):
     # Files sent with the message (paths): text files, PDFs, images. Each is read, stored
     # beside the session by content hash and sent in the API's shape; a file that cannot be
     # sent refuses the whole message, in words, before anything is sent.
-    attachments: list[str] = []
+    attachments: list[str] = Field(default_factory=list)
 
 
 class InspectAttachments(_Op):
@@ -149,5 +147,5 @@ class ForkSession(_Op):
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
     | PinItem | EditSummary | UndoSummaryEdit | FindInConversation | EditTurn | RegenerateTurn
-    | SwitchBranch | ForkSession | InspectAttachments
+    | SwitchBranch | ForkSession | InspectAttachments | ApproveToolCall
 )

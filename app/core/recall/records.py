@@ -56,7 +56,8 @@ class RecordIndexer:
             if summary:
                 yield "summary", "", summary
             return
-        item = payload.get("item") if type == "response_item" else None
+        # A cut tool output's whole (``tool_output``) is indexed, so recall finds its middle.
+        item = payload.get("item") if type in ("response_item", "tool_output") else None
         if not isinstance(item, dict):
             return
         found = item_text(item)

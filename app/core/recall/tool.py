@@ -22,6 +22,7 @@ from .query import SearchQuery, build_query
 from .searchable import RECALL_TOOL, item_digest
 
 if TYPE_CHECKING:  # the index (and sqlite3) is loaded when a session first needs it
+    from ..tools.mcp.servers import McpServers
     from .index import RecallIndex
     from .results import RecallHit, RecallResult
 
@@ -210,11 +211,15 @@ class RecallTool:
 
 
 class SessionTools:
-    """The tools a session offers: the workspace's, and recall unless it is turned off."""
+    """The tools a session offers: the workspace's, recall unless it is turned off, and the
+    tools of the MCP servers configured."""
 
-    def __init__(self, config: CoreConfig, recall: RecallTool) -> None:
+    def __init__(
+        self, config: CoreConfig, recall: RecallTool, mcp: McpServers | None = None
+    ) -> None:
         self.workspace = WorkspaceTools(config.workspace, config.tool_output_budget)
         self._recall = recall if config.recall else None
+        self.mcp = mcp
 
     @staticmethod
     def changed(old: CoreConfig, new: CoreConfig) -> bool:
@@ -234,9 +239,13 @@ class SessionTools:
         specs = self.workspace.specs()
         if self._recall is not None:
             specs.append(self._recall.spec())
+        if self.mcp is not None:
+            specs.extend(self.mcp.specs())
         return specs
 
-    async def call(self, name: str, arguments: str) -> ToolResult:
+    async def call(self, name: str, arguments: str, call_id: str = "") -> ToolResult:
+        if self.mcp is not None and self.mcp.owns(name):
+            return await self.mcp.call(name, arguments, call_id)
         if name == RECALL_TOOL and self._recall is not None:
             return await self._recall.call(arguments)
         if name == RECALL_TOOL:

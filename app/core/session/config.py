@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..providers.factory import make_provider
 from ..recall import SessionTools
+from ..tools.mcp.servers import McpServers
 from .config_change import describe_config_change
 
 if TYPE_CHECKING:
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
 class SessionConfig:
     """The configuration, tools and provider one session uses now."""
 
-    def __init__(self, config: CoreConfig, recall: RecallTool) -> None:
+    def __init__(self, config: CoreConfig, recall: RecallTool, mcp: McpServers) -> None:
         self.config = config
         self._recall = recall
         self._history: ContextHistory | None = None
-        self.tools = SessionTools(config, recall)
+        self.mcp = mcp
+        _configure_mcp(mcp, config)
+        self.tools = SessionTools(config, recall, mcp)
         self._provider: ModelProvider | None = None
 
     def attach(self, history: ContextHistory) -> None:
@@ -55,8 +58,10 @@ class SessionConfig:
             self._provider = None
             asyncio.get_running_loop().create_task(stale.close())
         history = self._history
+        if _mcp_settings(old) != _mcp_settings(config):
+            _configure_mcp(self.mcp, config)
         if SessionTools.changed(old, config):
-            self.tools = SessionTools(config, self._recall)
+            self.tools = SessionTools(config, self._recall, self.mcp)
             if history is not None:
                 history.set_tools(self.tools.specs())
         if history is not None and old.instructions != config.instructions:
@@ -65,6 +70,15 @@ class SessionConfig:
         return describe_config_change(old, config, started=started)
 
     async def close(self) -> None:
-        """Close the provider's connections, if one was made."""
+        """Stop the MCP servers; close the provider's connections, if one was made."""
+        await self.mcp.close()
         if self._provider is not None:
             await self._provider.close()
+
+
+def _mcp_settings(config: CoreConfig) -> tuple[object, ...]:
+    return (config.mcp_servers, config.mcp_errors, config.mcp_allow_read_only)
+
+
+def _configure_mcp(mcp: McpServers, config: CoreConfig) -> None:
+    mcp.configure(config.mcp_servers, dict(config.mcp_errors), config.mcp_allow_read_only)

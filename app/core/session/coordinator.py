@@ -25,6 +25,7 @@ from ..rollout.store import OPEN_PROGRESS, OpenProgress, rollout_path
 from ..sessions.open_sessions import forget_open, track_open
 from ..sessions.record import SessionRecord
 from ..tokens.counter import TokenCounter
+from ..tools.mcp.servers import McpServers
 from .active_task import ActiveTask
 from .branches import Branches
 from .config import SessionConfig
@@ -48,7 +49,8 @@ class Session:
             window=lambda: self._parts.meter.window(), count=counter.count,
         )
         self._tree = self._recall.tree = tree = TurnTree()
-        self._settings = SessionConfig(config, self._recall)
+        self._mcp = McpServers(lambda event: self._emit(event))
+        self._settings = SessionConfig(config, self._recall, self._mcp)
         self._events = EventStream()
         self._ops: asyncio.Queue[p.Op] = asyncio.Queue()
         self._loop_task: asyncio.Task[None] | None = None
@@ -236,6 +238,10 @@ class Session:
             task := self._branches.task(op)
         ) is not None:
             self._active.start(task, "branch")
+        elif isinstance(op, p.ApproveToolCall) and not self._mcp.approvals.decide(
+            op.call_id, op.decision
+        ):
+            self._emit(p.Error(message="No tool call waits for approval.", kind="invalid_op"))
 
     async def _shutdown(self) -> None:
         self._closed = True

@@ -174,6 +174,7 @@ class SessionResume:
         history = self._history
         transcript = self._transcript
         compactor = self._compactor
+        wholes: dict[str, Any] = {}  # cut tool outputs' wholes, by call id, until their item
         for record in records:
             payload = record.payload
             kind = record.type
@@ -181,11 +182,14 @@ class SessionResume:
                 self._store.created_at = payload.get("created_at", self._store.created_at)
             elif kind == "session_title":
                 self._store.title = payload.get("title") or None
+            elif kind == "tool_output" and isinstance(payload.get("item"), dict):
+                wholes[str(payload["item"].get("call_id", ""))] = payload["item"]
             elif kind == "response_item" and isinstance(payload.get("item"), dict):
                 history.append(payload["item"], defer_count=True)
                 compactor.undo.note_appended(payload["item"])
-                transcript.add_item(
-                    payload["item"],
+                transcript.add_item(  # a cut tool output is shown whole
+                    wholes.pop(str(payload["item"].get("call_id", "")), payload["item"])
+                    if wholes else payload["item"],
                     str(payload.get("turn_id", "")),
                     interrupted=bool(payload.get("interrupted")),
                 )

@@ -147,8 +147,20 @@ class SecretStore:
     def get_api_key(self, base_url: str) -> str:
         """The key stored for ``base_url`` ("" when none)."""
         user = normalise_base_url(base_url)
-        if not user:
-            return ""
+        return self._get(user) if user else ""
+
+    def get_secret(self, name: str) -> str:
+        """Another secret kept under ``name`` (an MCP server's env or header value)."""
+        return self._get(name) if name else ""
+
+    def set_secret(self, name: str, value: str) -> None:
+        """Keep ``value`` under ``name``; an empty value deletes it. Raises like
+        ``set_api_key``."""
+        if not name:
+            raise ValueError("A secret needs a name.")
+        self._set(name, value)
+
+    def _get(self, user: str) -> str:
         with self._lock:
             backend = self._backend()
             if backend is not None:
@@ -171,6 +183,9 @@ class SecretStore:
         user = normalise_base_url(base_url)
         if not user:
             raise ValueError("A base URL is needed to store an API key.")
+        self._set(user, key)
+
+    def _set(self, user: str, key: str) -> None:
         key = key.strip()
         with self._lock:
             if not key:

@@ -280,6 +280,14 @@ class SessionController(QObject):
         self.bridge.submit(op)
         return True
 
+    def answer_tool_call(self, call_id: str, decision: str) -> bool:
+        """The user's answer to an MCP tool call waiting for approval."""
+        from app.core import ops
+
+        if decision not in ("once", "always", "deny"):
+            return False
+        return self.submit(ops.ApproveToolCall(call_id=call_id, decision=decision))  # type: ignore[arg-type]
+
     def send_message(self, text: str, attachments: list[str] | None = None) -> bool:
         """Send a user message (the composer already refused it while busy), with the paths
         of the files attached to it."""

@@ -36,6 +36,8 @@ class ActivityState:
         self.last_compacted: tuple[int, int] | None = None  # tokens before, after
         self.last_compacted_at: float | None = None
         self.changes: list[str] = []  # what the last apply() changed
+        # The MCP servers' states as last told (the settings page lists them).
+        self.mcp_servers: list[p.McpServerInfo] = []
 
     @property
     def busy(self) -> bool:
@@ -105,3 +107,6 @@ class ActivityState:
             self.turn_id = None
             self.turn_kind = None
             self.changes.append("turn_complete")
+        elif event.type == "mcp_servers":
+            self.mcp_servers = list(event.servers)
+            self.changes.append("mcp_servers")

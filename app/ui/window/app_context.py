@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.mcp_config import split_secrets
 from app.core.system.dirs import default_data_dir, default_log_dir
 from app.core.system.secrets import SecretStore
 from app.paths import AppPaths
@@ -152,6 +153,7 @@ class AppContext:
             data_dir=self.data_dir,
             env=self.env,
             demo_url=self.demo_url() if settings.provider == "demo" else None,
+            secret=self.secrets.get_secret,
         )
         if self.config_overrides:
             config = config.model_copy(update=self.config_overrides)
@@ -173,6 +175,11 @@ class AppContext:
             url = self.key_base_url(settings)
             if url:
                 self.secrets.set_api_key(url, api_key)
+        # MCP servers' env and header values go to the key store; settings.json keeps a mark.
+        servers, secrets = split_secrets(settings.mcp_servers)
+        for name, value in secrets.items():
+            self.secrets.set_secret(name, value)
+        settings = settings.model_copy(update={"mcp_servers": servers})
         self.store.save(settings)
         self.settings = settings
 

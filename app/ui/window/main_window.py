@@ -88,6 +88,7 @@ class MainWindow(WindowLayout):
         state = self.controller.state
         changes = state.changes
         self.transcript.handle_event(event)
+        self.approval_card.handle_event(event)
         self.notifications.handle_event(event)
         if event.type == "token_count":
             self._show_usage(event)

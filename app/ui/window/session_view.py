@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..style.widgets import ElidedLabel
     from ..transcript.view import TranscriptView
     from .app_context import AppContext
+    from .approval_card import ApprovalCard
     from .demo_banner import DemoBanner
     from .model_view import ModelViewPanel
     from .notifications import Notifications
@@ -61,6 +62,7 @@ class SessionView(QMainWindow):
     sessions: SessionListPanel
     banner: DemoBanner
     transcript: TranscriptView
+    approval_card: ApprovalCard
     composer: Composer
     model_label: ElidedLabel
     model_view_pane: QWidget
@@ -112,6 +114,7 @@ class SessionView(QMainWindow):
 
     def _on_session_changing(self) -> None:
         self.transcript.clear()
+        self.approval_card.clear()
         self.transcript.watch_opening(self.controller.open_progress)
         self.notifications.reset()
 

@@ -31,6 +31,7 @@ from ..style.icons import icon
 from ..style.widgets import ElidedLabel
 from ..transcript.view import TranscriptView
 from ..tree.branch_view import BranchView
+from .approval_card import ApprovalCard
 from .demo_banner import DemoBanner
 from .pane_layout import MIN_WINDOW_SIZE, MODEL_VIEW_MIN_WIDTH, PaneRoom, SidePane
 from .session_view import COMPACT_TIP
@@ -209,6 +210,8 @@ class WindowLayout(WindowCommands):
         self.transcript.retry_requested.connect(self.controller.retry_turn)
         self.transcript.compact_requested.connect(self.compact)
         column.addWidget(self.transcript, 1)
+        self.approval_card = ApprovalCard(self.controller.answer_tool_call, centre)
+        column.addWidget(self.approval_card)  # an MCP tool call waiting for the user
         self.composer = Composer(centre)
         self.composer.message_submitted.connect(self.send_message)
         self.composer.command_submitted.connect(self.run_command)

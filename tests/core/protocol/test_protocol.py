@@ -10,10 +10,18 @@ import pydantic
 
 from app.core import events, ops
 from app.core import protocol as p
-from app.core.protocol import attachments, branches, compaction, conversation, session, turn
+from app.core.protocol import (
+    attachments,
+    branches,
+    compaction,
+    conversation,
+    session,
+    tools,
+    turn,
+)
 from app.core.protocol import ops as protocol_ops
 
-EVENT_MODULES = (turn, compaction, session, conversation, branches, attachments)
+EVENT_MODULES = (turn, compaction, session, conversation, branches, attachments, tools)
 
 
 def _union_members(union: object) -> set[type]:
@@ -36,7 +44,7 @@ def _event_classes() -> set[type[pydantic.BaseModel]]:
 
 def test_every_event_class_of_the_package_is_in_the_event_union_and_only_those() -> None:
     assert _union_members(p.Event) == _event_classes()
-    assert len(_event_classes()) == 29
+    assert len(_event_classes()) == 32
     # Each is frozen: a front end can keep an event without it changing under it.
     assert all(cls.model_config.get("frozen") for cls in _event_classes())
 

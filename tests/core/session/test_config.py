@@ -11,6 +11,7 @@ from app.core.conversation.history import ContextHistory
 from app.core.items import user_message
 from app.core.session.config import SessionConfig
 from app.core.tokens.counter import TokenCounter
+from app.core.tools.mcp.servers import McpServers
 
 
 def config(tmp_path: Path, **overrides: Any) -> CoreConfig:
@@ -24,7 +25,8 @@ def config(tmp_path: Path, **overrides: Any) -> CoreConfig:
 
 def make(tmp_path: Path, **overrides: Any) -> tuple[SessionConfig, ContextHistory]:
     history = ContextHistory(TokenCounter("gpt-4o", allow_download=False), "Be brief.")
-    settings = SessionConfig(config(tmp_path, **overrides), None)  # type: ignore[arg-type]
+    mcp = McpServers(lambda _event: None)
+    settings = SessionConfig(config(tmp_path, **overrides), None, mcp)  # type: ignore[arg-type]
     settings.attach(history)
     return settings, history
 

@@ -53,6 +53,17 @@ class TurnItems:
         self.added.append(item)
         self._transcript.add_item(item, turn_id, interrupted=interrupted)
 
+    def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
+        """A tool output cut to fit: its whole is saved first (``tool_output``, indexed for
+        recall and shown in the transcript), then the cut item goes where ``append`` puts it."""
+        self._record("tool_output", {"item": whole, "turn_id": turn_id})
+        payload: dict[str, Any] = {"item": item, "turn_id": turn_id}
+        self._record("response_item", payload)
+        self._history.append(item)
+        self._compactor.undo.note_appended(item)
+        self.added.append(item)
+        self._transcript.add_item(whole, turn_id)
+
     def withdraw(self, turn_id: str, text: str, reason: str) -> None:
         """Take this turn's items out of the model's view (overflow recovery failed), so the
         next message works; the transcript keeps them, the user message marked not sent."""

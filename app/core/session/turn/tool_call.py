@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ... import protocol as p
-from ...compaction.fit import truncate_text
 from ...items import Item, function_call_output
+from ...tools.output_fit import certainly_over, fit_output
 
 if TYPE_CHECKING:
     from ...compaction.runner import Compactor
@@ -47,11 +47,19 @@ class ToolCalls:
         )
         self._emit(p.ItemStarted(turn_id=turn_id, item=display))
         result = await self._tools().call(
-            str(call.get("name", "")), str(call.get("arguments", ""))
+            str(call.get("name", "")), str(call.get("arguments", "")), call_id
         )
-        await self._counter.precount([result.output])  # a long output: counted off-thread
+        cap = self.cap()
+        if cap is None or not certainly_over(result.output, cap):
+            await self._counter.precount([result.output])  # a long output: counted off-thread
         output = self.fit(result.output)
-        self._items.append(function_call_output(call_id, output), turn_id)
+        item = function_call_output(call_id, output)
+        if output is not result.output:  # cut: the whole is kept for the user and recall
+            self._items.append_cut_output(
+                item, function_call_output(call_id, result.output), turn_id
+            )
+        else:
+            self._items.append(item, turn_id)
         self._emit(
             p.ItemCompleted(
                 turn_id=turn_id,
@@ -61,14 +69,17 @@ class ToolCalls:
             )
         )
 
+    def cap(self) -> int | None:
+        """A tool output's share of the context: what a compacted history can hold beside it
+        (half the target), so one large output never leaves a conversation that cannot fit."""
+        room = self._compactor.budget().history_room
+        return None if room is None else max(TOOL_OUTPUT_FLOOR, room // 2)
+
     def fit(self, output: str) -> str:
-        """A tool output is cut to what a compacted history can hold beside it (half the
-        target), so one large file never leaves a conversation that cannot fit."""
-        budget = self._compactor.budget()
-        room = budget.history_room
-        if room is None:
+        """``output`` cut to its share, head and tail kept around a note that says how much
+        was left out and that recall reads the rest; the same object when it fits."""
+        cap = self.cap()
+        if cap is None:
             return output
-        cap = max(TOOL_OUTPUT_FLOOR, room // 2)
-        if self._counter.count(output) <= cap:
-            return output
-        return truncate_text(output, cap, self._counter.count)
+        fitted = fit_output(output, cap, self._counter.count)
+        return output if fitted == output else fitted

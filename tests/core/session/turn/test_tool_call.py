@@ -8,7 +8,7 @@ from typing import Any
 
 from app.core import protocol as p
 from app.core.compaction.budget import compaction_budget
-from app.core.items import Item, function_call
+from app.core.items import Item, function_call, function_call_output
 from app.core.session.turn.tool_call import TOOL_OUTPUT_FLOOR, ToolCalls
 from app.core.tokens.counter import TokenCounter
 from app.core.tools.workspace import ToolResult
@@ -19,7 +19,7 @@ class Tools:
         self.output = output
         self.calls: list[tuple[str, str]] = []
 
-    async def call(self, name: str, arguments: str) -> ToolResult:
+    async def call(self, name: str, arguments: str, call_id: str = "") -> ToolResult:
         self.calls.append((name, arguments))
         return ToolResult(self.output, ok=True)
 
@@ -37,9 +37,14 @@ class Compactor:
 class Items:
     def __init__(self) -> None:
         self.appended: list[tuple[Item, str]] = []
+        self.wholes: list[Item] = []
 
     def append(self, item: Item, turn_id: str) -> None:
         self.appended.append((item, turn_id))
+
+    def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
+        self.appended.append((item, turn_id))
+        self.wholes.append(whole)
 
 
 def tool_calls(output: str, room: int | None) -> tuple[ToolCalls, Items, list[p.Event]]:
@@ -78,6 +83,9 @@ async def test_a_large_output_is_cut_for_the_model_and_shown_whole() -> None:
     counter = TokenCounter("gpt-4o", allow_download=False)
     assert counter.count(sent) <= max(TOOL_OUTPUT_FLOOR, room // 2) < counter.count(big)
     assert events[-1].item.data["output"] == big  # type: ignore[union-attr]
+    assert items.wholes == [function_call_output("c1", big)]  # kept whole for recall
+    assert "left out" in sent and "recall" in sent
+    assert sent.startswith("line of a large file") and sent.endswith("line of a large file\n")
 
 
 def test_an_output_is_never_cut_below_the_floor_nor_without_a_window() -> None:
