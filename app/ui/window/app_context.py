@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.mcp_config import split_secrets
 from app.core.system.dirs import default_data_dir, default_log_dir
 from app.core.system.secrets import SecretStore
 from app.paths import AppPaths
@@ -176,6 +175,8 @@ class AppContext:
             if url:
                 self.secrets.set_api_key(url, api_key)
         # MCP servers' env and header values go to the key store; settings.json keeps a mark.
+        from app.core.mcp_config import split_secrets  # loaded when first saved
+
         servers, secrets = split_secrets(settings.mcp_servers)
         for name, value in secrets.items():
             self.secrets.set_secret(name, value)

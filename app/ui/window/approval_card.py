@@ -5,11 +5,9 @@ answers with ``ApproveToolCall``; it goes when the core says the call was answer
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -19,6 +17,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from ..runtime.qt_namespace import set_enum_property
 
 if TYPE_CHECKING:
     from app.core import protocol as p
@@ -37,7 +37,8 @@ class ApprovalCard(QFrame):
         self._waiting: list[p.ToolApprovalRequested] = []
         layout = QVBoxLayout(self)
         self.title = QLabel(self)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # Built before the first paint (no Qt.* member); names from a server are plain text.
+        set_enum_property(self.title, "textFormat", "PlainText")
         self.title.setWordWrap(True)
         self.warning = QLabel(self)
         self.warning.setWordWrap(True)
@@ -100,6 +101,8 @@ class ApprovalCard(QFrame):
             "This tool says it may change or delete things." if call.destructive else ""
         )
         self.warning.setVisible(call.destructive)
+        import json  # not before the first paint
+
         text = json.dumps(call.arguments, ensure_ascii=False, indent=2)
         if len(text) > MAX_ARGUMENT_CHARS:
             text = text[:MAX_ARGUMENT_CHARS] + f"\n… ({len(text) - MAX_ARGUMENT_CHARS:,} more)"
