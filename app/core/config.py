@@ -68,7 +68,7 @@ class CoreConfig(BaseModel):
     # Whether the model reads images, where its server does not say (llama.cpp's /props,
     # LM Studio and Ollama do): a message with an image to a model that does not is refused.
     accepts_images: bool = True
-    # Tools from MCP servers (issue 37): the servers, the reasons of entries that do not read,
+    # Tools from MCP servers: the servers, the reasons of entries that do not read,
     # and whether tools that declare themselves read-only run without asking.
     mcp_servers: tuple[McpServerSpec, ...] = ()
     mcp_errors: tuple[tuple[str, str], ...] = ()

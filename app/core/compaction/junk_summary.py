@@ -1,4 +1,4 @@
-"""A junk summary (issue 39): what a small model returns in place of a summary.
+"""A junk summary: what a small model returns in place of a summary.
 
 Small local models often answer the compaction prompt with one sentence repeated until the
 output limit ("I'm a model. I'm a model. …"), or with Coco's own wrapper text, the

@@ -68,7 +68,7 @@ def check_room(result: PathResult, before: int, after: int, *, warned: bool) -> 
 
 
 def unusable_warning(junk: Junk, kept_previous: bool) -> str:
-    """What is said when the model's summary was junk even after a retry (issue 39)."""
+    """What is said when the model's summary was junk even after a retry."""
     if kept_previous:
         return (
             f"The model's summary was unusable ({junk_words(junk)}), so the earlier summary "

@@ -56,7 +56,7 @@ class CompactionMarker(BaseModel):
     # ``kept_previous_summary`` the earlier summary was kept beside it.
     summary_cut_short: bool = False
     kept_previous_summary: bool = False
-    # The model's summary was unusable even after a retry (issue 39): why ("empty": only
+    # The model's summary was unusable even after a retry: why ("empty": only
     # Coco's wrapper text, "repetition", "echo": the instructions or the prompt given back).
     # It was not installed; with ``kept_previous_summary`` the earlier summary stayed.
     summary_unusable: str | None = None

@@ -41,7 +41,7 @@ from .row_models import (
 )
 from .row_widget_base import RowWidget, flash_copied, label_text, muted_label
 
-# A reply the server's failure cut off (issue 39): kept as it was shown.
+# A reply the server's failure cut off: kept as it was shown.
 CUT_OFF_TEXT = "· cut off: the server stopped; not in the model's view"
 CUT_OFF_TIP = (
     "The server stopped while this answer was being written. It stays here as it was shown; "

@@ -1,4 +1,4 @@
-"""A reply cut off by the server (issue 39, finding 2): what was shown stays.
+"""A reply cut off by the server: what was shown stays.
 
 When the server dies in the middle of an answer and the reconnect attempts give up, the turn
 fails; the text the last attempt had streamed (what the window was showing) is kept in the
