@@ -7,13 +7,14 @@ so appending never re-counts the history.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ..items import Item, is_message, item_count_parts, message_text
-from ..tokens.counter import TokenCounter
+from ..tokens.counter import HUGE_TEXT_CHARS, TokenCounter
 from ..tokens.text_key import TextKey
 
 
@@ -101,12 +102,40 @@ class ContextHistory:
             return
         for index in range(start, len(self._items)):
             if self._item_tokens[index] < 0:
-                tokens = self._counter.count_item(self._items[index])
-                self._item_tokens[index] = tokens
-                self._sum += tokens
-                self._pending -= 1
-                if index >= self._mark:
-                    self._since_mark += tokens
+                self._set_count(index, self._counter.count_item(self._items[index]))
+
+    def _set_count(self, index: int, tokens: int) -> None:
+        self._item_tokens[index] = tokens
+        self._sum += tokens
+        self._pending -= 1
+        if index >= self._mark:
+            self._since_mark += tokens
+
+    async def count_deferred(self) -> None:
+        """Count the items a resume deferred (``defer_count``) in a worker thread: the view
+        of a long branch, read again for a switch or an open, holds thousands of messages, a
+        quarter of a second of counting on the event loop, which is the window's thread.
+        Huge texts are left to ``_count_pending`` (their estimates are made on the loop); an
+        item replaced meanwhile keeps its own count to come."""
+        if not self._pending:
+            return
+        tokens = self._item_tokens
+        todo = [(index, item) for index, item in enumerate(self._items) if tokens[index] < 0]
+        count = self._counter.count_item
+
+        def count_all() -> list[int | None]:
+            return [
+                count(item) if len(item_count_parts(item)[0]) < HUGE_TEXT_CHARS else None
+                for _index, item in todo
+            ]
+
+        counts = await asyncio.to_thread(count_all)
+        items, tokens = self._items, self._item_tokens
+        for (index, item), counted in zip(todo, counts, strict=True):
+            if counted is not None and index < len(items) and items[index] is item and (
+                tokens[index] < 0
+            ):
+                self._set_count(index, counted)
 
     @property
     def usage_is_estimate(self) -> bool:

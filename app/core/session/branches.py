@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
 from .. import protocol as p
-from ..conversation.tree import TurnTree, read_tree
+from ..conversation.tree import TurnTree
 from ..items import is_injected_context, is_message, message_text, new_id, user_message
-from ..rollout.store import RolloutRecord, read_rollout
+from ..rollout.store import RolloutRecord
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
 from ..system.collector import collector_paused
@@ -126,8 +126,7 @@ class Branches:
         tree, before = self._tree, self._tree.active
         parent = tree.parents[turn_id]
         try:
-            records, read = await asyncio.to_thread(self._read)
-            source_input = turn_input(records, read, turn_id)
+            built, warnings, source_input = await asyncio.to_thread(self._build, parent, turn_id)
             message = _message_of(source_input)
             if message is None:
                 raise BranchUnavailable(
@@ -144,12 +143,11 @@ class Branches:
             summary = await self._left_behind(path) if carry else None
             if summary is not None:
                 source_input = with_summary(source_input, text or message, summary)
-            built, warnings = await asyncio.to_thread(self._build, records, read, parent)
             await built.resume.precount()
         except (OSError, BranchUnavailable) as exc:
             self._failed(f"{reason} that turn", exc)
             return
-        await self._install(built, read)
+        await self._install(built, tree)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))
         start = BranchStart(
@@ -184,9 +182,9 @@ class Branches:
 
     async def _show(self, leaf: str | None) -> None:
         """Rebuild and install the view of ``leaf``'s branch from the rollout."""
-        _records, tree, (built, warnings) = await asyncio.to_thread(self._read_and_build, leaf)
+        built, warnings, _input = await asyncio.to_thread(self._build, leaf)
         await built.resume.precount()  # as an open does, off the window's thread
-        await self._install(built, tree)
+        await self._install(built, self._tree)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))
 
@@ -201,32 +199,26 @@ class Branches:
             return
         self._announce(leaf, "switch")
 
-    def _read_and_build(
-        self, leaf: str | None
-    ) -> tuple[list[RolloutRecord], TurnTree, tuple[BranchParts, list[str]]]:
-        records, tree = self._read()
-        return records, tree, self._build(records, tree, leaf)
-
-    def _read(self) -> tuple[list[RolloutRecord], TurnTree]:
-        """Every record of the rollout (appends are unbuffered: all is there) and its tree."""
-        with collector_paused():  # as an open does: the records hold no cycles
-            records, _warnings = read_rollout(self._shared.store.path)
-            tree = read_tree(records)
-        if len(tree.anchors) != len(self._tree.anchors):
+    def _build(
+        self, leaf: str | None, source: str | None = None
+    ) -> tuple[BranchParts, list[str], list[Record]]:
+        """``leaf``'s view in fresh parts, read from the rollout in one streaming pass with the
+        tree the session holds (as an open reads it: no record kept but what the view keeps),
+        the user's warnings, and the input turn ``source`` was sent (``turn_input``) when
+        asked. What an open counts is counted before the parts are put in place
+        (``SessionResume.precount``)."""
+        tree = self._tree
+        taker = TurnInput(tree.anchors, source) if source is not None else None
+        with collector_paused():
+            parts = build_parts(self._shared)
+            warnings, read = parts.resume.replay_branch(
+                tree, leaf, tap=taker.see if taker is not None else None
+            )
+        if read != len(tree.anchors):
             raise BranchUnavailable(
                 "the session's file changed while it was open (was it edited elsewhere?)"
             )
-        return records, tree
-
-    def _build(
-        self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None
-    ) -> tuple[BranchParts, list[str]]:
-        """``leaf``'s view in fresh parts (what an open counts is counted before they are put
-        in place, as an open does: ``SessionResume.precount``)."""
-        with collector_paused():
-            parts = build_parts(self._shared)
-            warnings = parts.resume.load(records, tree, leaf)
-        return parts, warnings
+        return parts, warnings, taker.records if taker is not None else []
 
     def _put_input(
         self,
@@ -290,25 +282,34 @@ class Branches:
         )
 
 
-def turn_input(records: list[RolloutRecord], tree: TurnTree, turn_id: str) -> list[Record]:
-    """What turn ``turn_id`` sent before its first model output: its user messages (the
-    environment block too when it added one) and what it compacted before its first request."""
-    found: list[Record] = []
-    started = False
-    for record, anchor in zip(records, tree.anchors, strict=True):
-        if anchor != turn_id:
-            if started:
-                break  # a turn's own records are contiguous up to its first child
-            continue
-        started = True
+class TurnInput:
+    """What turn ``turn_id`` sent before its first model output, taken from the rollout's
+    records as they go by (``see``, given each record with its place in the file): its user messages (the environment block too when it
+    added one) and what it compacted before its first request."""
+
+    def __init__(self, anchors: list[str | None], turn_id: str) -> None:
+        self._anchors = anchors
+        self._turn = turn_id
+        self._state = 0  # 0: not reached, 1: in the turn's input, 2: past it
+        self.records: list[Record] = []
+
+    def see(self, seq: int, record: Record) -> None:
+        if self._state == 2:
+            return
+        anchor = self._anchors[seq] if seq < len(self._anchors) else None
+        if anchor != self._turn:
+            if self._state == 1:
+                self._state = 2  # a turn's own records are contiguous up to its first child
+            return
+        self._state = 1
         if record.type == "compacted":
-            found.append(record)
+            self.records.append(record)
         elif record.type == "response_item":
             item = record.payload.get("item")
             if not (isinstance(item, dict) and item.get("role") in _INPUT_ROLES):
-                break  # the model's output begins
-            found.append(record)
-    return found
+                self._state = 2  # the model's output begins
+                return
+            self.records.append(record)
 
 
 def _message_of(records: list[Record]) -> str | None:

@@ -12,7 +12,7 @@ from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
-from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, records_on_path
+from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
 from .turn.cut_off import restore as restore_cut_off
@@ -124,26 +124,38 @@ class SessionResume:
 
     def replay_path(self) -> None:
         """Build the active branch's view from the rollout, streamed once more (after
-        ``resume`` found branches): the records anchored on its path, in order."""
-        on_path = self._tree.on_path()
-        anchors = self._tree.anchors
+        ``resume`` found branches)."""
+        warnings, _read = self.replay_branch(self._tree, self._tree.active)
+        for warning in warnings:
+            self._emit(p.Warning(message=warning))
+
+    def replay_branch(
+        self,
+        tree: TurnTree,
+        leaf: str | None,
+        tap: Callable[[int, RolloutRecord], None] | None = None,
+    ) -> tuple[list[str], int]:
+        """Build the view at turn ``leaf`` (``None``: before the first turn) from the rollout,
+        streamed once as an open streams it: the records anchored on its path (``tree`` is
+        this file's), replayed as they are parsed, none kept. ``tap`` sees every record with
+        its place in the file. Returns the warnings for the user and the records read."""
+        on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
+        anchors = tree.anchors
+        read = 0
 
         def on_branch(records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
+            nonlocal read
             for seq, record in enumerate(records):
+                read = seq + 1
+                if tap is not None:
+                    tap(seq, record)
                 anchor = anchors[seq] if seq < len(anchors) else None
                 if (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD:
                     yield record
 
         with collector_paused():
             read_rollout(self._store.path, consume=lambda r: self.replay(on_branch(r)))
-            for warning in self._repair():
-                self._emit(p.Warning(message=warning))
-
-    def load(self, records: list[RolloutRecord], tree: TurnTree, leaf: str | None) -> list[str]:
-        """Build the view at turn ``leaf`` (``None``: before the first turn) from every record
-        of the rollout (``tree`` read from them); the warnings it has for the user."""
-        self.replay(records_on_path(records, tree, leaf))
-        return self._repair()
+            return self._repair(), read
 
     def _repair(self) -> list[str]:
         # A crash between a tool call and its output would make every later request fail.

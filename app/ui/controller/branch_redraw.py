@@ -3,7 +3,8 @@
 
 On ``branch_switched`` the conversation of the branch now active is taken from the core
 (``Session.replay_events()``) at once, its long messages prepared off the window's thread
-(``replay_prep``), then drawn in two steps (``TranscriptView.replay_in_steps``). The events
+(``replay_prep``), then handed to the window as a ``BranchDrawing``: the window draws it in
+slices (``TranscriptView.replay_in_slices``) and says when it is done. The events
 that arrive meanwhile (an edit's or a regeneration's answer streaming already) are held, the
 ``branch_switched`` itself first, and passed on once the branch is drawn, in their order: the
 stream continues into the new drawing. No widget code (contract ``controller-no-widgets``).
@@ -25,6 +26,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class BranchDrawing:
+    """A branch's events to draw. Whoever draws them ``take``s them and calls ``done`` once
+    they are on screen; events are held until then (not taken: until the signal returns)."""
+
+    def __init__(self, events: list[p.Event], finished: asyncio.Future[None]) -> None:
+        self.events = events
+        self.taken = False
+        self._finished = finished
+
+    def take(self) -> list[p.Event]:
+        self.taken = True
+        return self.events
+
+    def done(self) -> None:
+        if not self._finished.done():
+            self._finished.set_result(None)
+
+
 class BranchRedraw:
     """Draws the active branch again after ``branch_switched``, holding the events that
     come meanwhile (one per session)."""
@@ -33,7 +52,7 @@ class BranchRedraw:
         self,
         session: Session,
         *,
-        draw: Callable[[list[p.Event]], None],
+        draw: Callable[[BranchDrawing], None],
         pass_on: Callable[[p.Event], None],
         deliver: Callable[[p.Event], None],
         render_ahead: Callable[[], RenderAhead] | None = None,
@@ -66,14 +85,20 @@ class BranchRedraw:
         self._task = asyncio.ensure_future(self._redraw(build))
 
     async def _redraw(self, build: Callable[[], list[p.Event]]) -> None:
+        from ..runtime import memory
         from .replay_prep import prepare_replay
 
         try:
-            events = await asyncio.to_thread(build)
-            ahead = self._render_ahead() if self._render_ahead is not None else None
-            await prepare_replay(events, None, ahead)  # long messages, off-thread
-            self._draw(events)
-            await asyncio.sleep(0)  # the rows' layout (``replay_in_steps``' second step)
+            with memory.drawing_branch():
+                events = await asyncio.to_thread(build)
+                ahead = self._render_ahead() if self._render_ahead is not None else None
+                await prepare_replay(events, None, ahead)  # long messages, off-thread
+                drawing = BranchDrawing(events, asyncio.get_running_loop().create_future())
+                self._draw(drawing)
+                if drawing.taken:
+                    await drawing._finished
+                else:  # no window: nothing to wait for
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except Exception:  # the events held must go on whatever happened

@@ -97,21 +97,16 @@ async def prepare_replay(
     """Find the display parts of the very long messages among a reopened session's events in
     a worker thread, reporting to ``progress`` as stage ``"preparing"``; with
     ``render_ahead``, render there the Markdown of the last message's last parts as well."""
-    texts = [
-        (text, event.item.kind == "user_message")
-        for event in events
-        if event.type == "item_completed"
-        and event.item.kind in ("user_message", "agent_message")
-        and len(text := data_text(event.item.data)) >= PREPARED_CHARS
-    ]
+    import asyncio  # not at import: the window paints before asyncio loads
+
+    # Looked for in the worker thread too: the events of a 5 000-turn branch took 27 ms.
+    texts = await asyncio.to_thread(_long_texts, list(events))
     forget_prepared()  # what an open that was given up prepared is not kept
     whole = sum(len(text) for text, _user in texts)
     done = 0
     for number, (text, user) in enumerate(texts, 1):
         if progress is not None:
             progress.report("preparing", done, whole)
-        import asyncio  # not at import: the window paints before asyncio loads
-
         # Only the last message can be on screen when the transcript opens at its end.
         ahead = render_ahead if number == len(texts) else None
         cuts, lines = await asyncio.to_thread(_parts, text, ahead, user)
@@ -119,6 +114,18 @@ async def prepare_replay(
         done += len(text)
     if progress is not None and texts:
         progress.report("preparing", done, whole)
+
+
+def _long_texts(events: list[p.Event]) -> list[tuple[str, bool]]:
+    """The messages among ``events`` long enough to be prepared, each with whether it is the
+    user's."""
+    return [
+        (text, event.item.kind == "user_message")
+        for event in events
+        if event.type == "item_completed"
+        and event.item.kind in ("user_message", "agent_message")
+        and len(text := data_text(event.item.data)) >= PREPARED_CHARS
+    ]
 
 
 def _parts(

@@ -57,7 +57,7 @@ class SessionController(QObject):
     event_received = Signal(object)  # every core event, after the state has taken it in
     session_changing = Signal()  # the shown session is about to be replaced: clear the view
     session_resumed = Signal(object)  # a reopened session's events (``session.replay_events()``)
-    branch_redrawn = Signal(object)  # the active branch's events, after ``branch_switched``
+    branch_redrawn = Signal(object)  # a BranchDrawing, after ``branch_switched``
     session_opened = Signal(str)  # the new session is open and its events flow
     config_applied = Signal(object)  # the CoreConfig now in use (model label, demo banner)
     submitted = Signal()  # a message or a compaction was sent: follow the transcript's end

@@ -24,6 +24,12 @@ the young generations are collected when the switch begins (what the closed sess
 no automatic collection runs while the session is read and drawn (:func:`opening_session`),
 and what exists then is frozen at once; the paint that follows has nothing young to collect.
 
+**Drawing another branch.** Switching to another branch of a long conversation builds its
+rows again (tens of thousands of containers that stay alive) in slices between which the
+window paints; an automatic full collection in one of them walked everything the process
+holds (170 ms, one slice). :func:`drawing_branch` pauses the collector until the branch is on
+screen and freezes what exists then, as an open does.
+
 **Freed memory.** Reading a long session parses its whole rollout; the parsed lines are freed
 again, but the C library keeps freed heap memory for reuse rather than returning it, so the
 process stayed some 60 MB larger than the session it shows. After a session is shown the heap
@@ -105,6 +111,19 @@ def opening_session() -> Iterator[None]:
         yield
         if not _collect_pending:
             gc.freeze()
+
+
+@contextmanager
+def drawing_branch() -> Iterator[None]:
+    """``with drawing_branch():`` another branch's rows are built (see the module docstring):
+    no automatic collection inside; what exists at the end is frozen (the old branch's rows,
+    freed by reference counting, are not in it)."""
+    from app.core.system.collector import collector_paused
+
+    with collector_paused():
+        yield
+        if not _collect_pending:
+            gc.freeze()  # before collection resumes: its first run would walk all of it
 
 
 def session_shown() -> None:

@@ -120,6 +120,20 @@ class VirtualRowArea(RowColumnLayout):
         self._on_screen = []
         self.relayout()
 
+    def retire_widgets(self) -> list[Any]:
+        """Take the rows that have widgets out of the layout's care, their widgets left where
+        they are on screen (a replay in slices shows them until its new rows are in); they
+        are returned for :meth:`drop_widgets_of`."""
+        retired = list(self._with_widgets.values())
+        self._with_widgets.clear()
+        self._on_screen = []
+        return retired
+
+    def drop_widgets_of(self, rows: list[Any]) -> None:
+        """Delete the widgets of ``rows`` (rows retired by :meth:`retire_widgets`)."""
+        for row in rows:
+            self._drop_widget(row)
+
     def hold(self) -> _Hold:
         """``with area.hold():`` adds or changes many rows with one layout at the end."""
         return _Hold(self)

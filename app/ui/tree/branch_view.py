@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from app.core import protocol as p
 
+    from ..controller.branch_redraw import BranchDrawing
     from ..transcript.message_rows import MessageRow
     from .tree_panel import ConversationTreePanel
 
@@ -90,9 +91,10 @@ class BranchView(QObject):
 
     # ================================================================ events
 
-    def _redraw(self, events: list[p.Event]) -> None:
-        """Another branch is active: draw it from the core's replay (in two steps)."""
-        self.transcript.replay_in_steps(events)
+    def _redraw(self, drawing: BranchDrawing) -> None:
+        """Another branch is active: draw it from the core's replay, a slice at a time (the
+        window paints and takes input meanwhile), the old branch on screen until it is in."""
+        self.transcript.replay_in_slices(drawing.take(), drawing.done)
 
     def handle_event(self, event: p.Event) -> None:
         if event.type == "branch_switched":

@@ -107,6 +107,7 @@ class SamplingLoop:
 
         for round_index in range(MAX_TOOL_ROUNDS):
             config = self._config()
+            await self._history.count_deferred()  # a view just read: counted off the window
             estimate = self._history.estimate()  # Coco's count of this request, to calibrate
             try:
                 attempt = await sample(

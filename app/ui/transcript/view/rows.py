@@ -147,15 +147,20 @@ class TranscriptRows(RowHostArea):
                 other.set_editable(False)  # a later compaction replaced its summary
         row.complete(event, undoable=event.undoable)
         if dim and row.state == "done":
-            above = self.rows[: row.index]
+            carried = set(event.carried_pins)
+            # Only rows still in view can leave it (a pinned one carried now can come back):
+            # an earlier compaction dimmed the rest, and a branch replays each compaction.
+            above = [
+                r for r in self.rows[: row.index]
+                if r.in_context or (carried and _message_of(r).pin_key in carried)
+            ]
             row.dimmed = [(r, r.in_context) for r in above]
             with self.hold():  # rows re-measured with their tags, laid out once
                 for other in above:
-                    # A long message is drawn in parts: each part is as much in view as its message.
-                    message = other.message if isinstance(other, MessageSegmentRow) else other
+                    message = _message_of(other)
                     if getattr(message, "role", None) == "user" and message.text in still_seen:
                         continue
-                    if message.pin_key and message.pin_key in event.carried_pins:
+                    if message.pin_key and message.pin_key in carried:
                         other.set_in_context(True)  # pinned: carried verbatim before the summary
                         continue
                     other.set_in_context(False)
@@ -204,3 +209,8 @@ class TranscriptRows(RowHostArea):
     def forget_branches(self) -> None:
         self._branches.clear()
         self._branch_rows.clear()
+
+
+def _message_of(row: TranscriptRow) -> TranscriptRow:
+    """A long message is drawn in parts: each part is as much in view as its message."""
+    return row.message if isinstance(row, MessageSegmentRow) else row

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from app.core import OpenProgress
     from app.core import protocol as p
 
+    from .sliced_replay import SlicedReplay
+
 
 OPENING_TICK_MS = 100
 OPENING_SHOWN_AFTER = 0.5  # seconds: a quicker open shows no progress
@@ -45,6 +47,7 @@ class TranscriptView(TranscriptEvents):
         self.setToolTip("")
         # While a replay's rows wait for their layout (``finish_replay``): the hold on it.
         self._replay_hold: AbstractContextManager[Any] | None = None
+        self._slices: SlicedReplay | None = None  # made when a replay is first drawn in slices
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
         set_enum_property(self.empty_label, "alignment", "AlignCenter")  # before the first paint
@@ -67,6 +70,11 @@ class TranscriptView(TranscriptEvents):
 
     def clear(self) -> None:
         """Remove every row (another session is being shown)."""
+        if self._slices is not None:
+            self._slices.stop()
+        self._clear_state()
+
+    def _clear_state(self) -> None:
         self._flush_timer.stop()
         self._wait_timer.stop()
         self._retry_wait = None
@@ -143,13 +151,8 @@ class TranscriptView(TranscriptEvents):
     def replay_rows(self, events: Iterable[p.Event]) -> None:
         """The first step of :meth:`replay`: every row, none laid out yet (what the window
         shows does not change until :meth:`finish_replay`)."""
-        if self._replay_hold is not None:
-            self.finish_replay()  # one left pending goes first
-        self.clear()
+        self.begin_replay()
         handle = self.handle_event  # looked up once: a Qt object's attributes cost more
-        hold = self.hold()
-        hold.__enter__()
-        self._replay_hold = hold
         try:
             for event in events:
                 handle(event)
@@ -159,6 +162,38 @@ class TranscriptView(TranscriptEvents):
         except BaseException:
             self.finish_replay()
             raise
+
+    def replay_in_slices(self, events: Iterable[p.Event], done: Callable[[], None]) -> None:
+        """:meth:`replay` a few milliseconds at a time, the old rows on screen until the new
+        ones are all made (``sliced_replay``): another branch of a long conversation drawn
+        without blocking the window. ``done`` once the new rows are on screen (or the replay
+        was stopped by another)."""
+        if self._slices is None:
+            from .sliced_replay import SlicedReplay
+
+            self._slices = SlicedReplay(self)
+        self._slices.start(events, done)
+
+    def begin_replay(self, *, keep_on_screen: bool = False) -> list[Any]:
+        """Empty the view for a replay and hold its layout until :meth:`finish_replay`. With
+        ``keep_on_screen`` the widgets on screen stay there meanwhile and are returned (for
+        ``drop_widgets_of`` once the new rows are in)."""
+        if self._slices is not None:
+            self._slices.stop()
+        if self._replay_hold is not None:
+            self.finish_replay()  # one left pending goes first
+        kept: list[Any] = []
+        if keep_on_screen:
+            hold = self.hold()
+            hold.__enter__()  # before the rows go: no layout shows the view empty meanwhile
+            kept = self.retire_widgets()
+            self._clear_state()
+        else:
+            self.clear()
+            hold = self.hold()
+            hold.__enter__()
+        self._replay_hold = hold
+        return kept
 
     def finish_replay(self) -> None:
         """The second step of :meth:`replay`: lay out the rows on screen (nothing when no

@@ -1,0 +1,98 @@
+"""A replay drawn in slices: another branch of a long conversation shown without blocking.
+
+Switching to another branch of a 5 000-turn conversation replays ten thousand events, a quarter
+of a second of rows made in one block. Here they are made a few milliseconds at a time
+(``SLICE_S``), and between two slices the window paints, scrolls and takes input. What was on
+screen stays there until the new rows are all made: the widgets of the rows on screen are taken
+out of the layout's care (``retire_widgets``) and left where they are, the layout is held, and
+one pass at the end puts the new rows on screen in the same block that deletes the old widgets.
+The person sees the old branch, then the new one, never an empty or half-drawn view.
+
+A replay in slices is stopped by anything that draws the view again (another replay, a
+``clear`` for another session); ``done`` is called once, when the new rows are on screen or
+when the replay was stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+
+if TYPE_CHECKING:
+    from app.core import protocol as p
+
+    from .transcript_view import TranscriptView
+
+SLICE_S = 0.004  # rows made per slice, in seconds of the window's time
+_CHECK_EVERY = 16  # events handled between two looks at the clock (a look costs ~0.1 µs)
+
+
+class SlicedReplay:
+    """Draws one replay at a time into ``view`` in slices (``start``)."""
+
+    def __init__(self, view: TranscriptView) -> None:
+        self._view = view
+        # The next slice: a timer, not a posted call, so timers already due (input, painting,
+        # a stream's reading) go first (see ``RowColumnLayout._next_pass``).
+        self._timer = QTimer(view)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(1)
+        self._timer.timeout.connect(self._slice)
+        self._events: Iterator[p.Event] | None = None
+        self._retired: list[Any] = []
+        self._done: Callable[[], None] | None = None
+        self.slices = 0  # slices of the last replay (tests see it was drawn in more than one)
+
+    @property
+    def running(self) -> bool:
+        return self._events is not None
+
+    def start(self, events: Iterable[p.Event], done: Callable[[], None]) -> None:
+        """Draw ``events`` as the view's whole content, in slices from now; ``done`` then."""
+        self.stop()
+        self._retired = self._view.begin_replay(keep_on_screen=True)
+        self._events = iter(events)
+        self._done = done
+        self.slices = 0
+        self._slice()
+
+    def _slice(self) -> None:
+        events = self._events
+        if events is None:
+            return
+        self.slices += 1
+        handle = self._view.handle_event
+        clock = time.perf_counter
+        deadline = clock() + SLICE_S
+        count = 0
+        try:
+            for event in events:
+                handle(event)
+                count += 1
+                if count % _CHECK_EVERY == 0 and clock() > deadline:
+                    self._timer.start()
+                    return
+        except Exception:
+            self._end()
+            raise
+        self._view.scroll_to_bottom()
+        self._end()
+
+    def stop(self) -> None:
+        """Stop a replay under way (the view is then drawn again by whoever stopped it)."""
+        if self._events is not None:
+            self._end()
+
+    def _end(self) -> None:
+        """The new rows on screen, the old widgets gone, ``done`` told."""
+        self._timer.stop()
+        self._events = None
+        retired, self._retired = self._retired, []
+        self._view.drop_widgets_of(retired)
+        self._view.finish_replay()
+        done, self._done = self._done, None
+        if done is not None:
+            done()
