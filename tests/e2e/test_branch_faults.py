@@ -167,3 +167,29 @@ async def test_an_edit_of_a_turn_whose_records_are_damaged_is_refused_in_words(
     server.enqueue(Reply(text="A2"))
     assert (await run(reopened, ops.UserTurn(text="q2")))[-1].status == "completed"
     await reopened.close()
+
+
+async def test_a_switch_after_the_file_changed_elsewhere_is_refused_in_words(server, make_config):
+    """A branch's view is read from the rollout with the tree the session holds; a file that
+    another program changed meanwhile no longer matches it: refused, the view unchanged."""
+    config = make_config()
+    session = await Session.open(config)
+    for n in range(2):
+        server.enqueue(Reply(text=f"A{n}"))
+    events = await run(session, ops.UserTurn(text="q0"))
+    first = of_type(events, "turn_started")[0].turn_id
+    await run(session, ops.UserTurn(text="q1"))
+    server.enqueue(Reply(text="A0, again"))
+    await run(session, ops.RegenerateTurn(turn_id=first))
+    line = json.dumps({"type": "session_title", "payload": {"title": "elsewhere"}})
+    with open(session.rollout_path, "a", encoding="utf-8") as file:
+        file.write(line + "\n")  # another program appended a record
+
+    await session.submit(ops.SwitchBranch(turn_id=first))
+    messages = [e.message for e in await collect(session, "error") if e.type == "error"]
+    assert any("changed while it was open" in m for m in messages)
+    server.enqueue(Reply(text="A2"))
+    assert (await run(session, ops.UserTurn(text="q2")))[-1].status == "completed"
+    texts = [text for _role, text in input_texts(server.requests[-1].body)]
+    assert "A0, again" in texts and "q1" not in texts  # still on the branch it was on
+    await session.close()

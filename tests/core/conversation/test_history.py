@@ -114,3 +114,54 @@ def test_snapshot_and_restore_keep_deferred_items() -> None:
     h.restore(snap)
     assert h.estimate() == approx_tokens("a" * 8) + 4
     assert [i["content"][0]["text"] for i in h.items()] == ["a" * 8]
+
+
+class ThreadNotingCounter(CountingCounter):
+    """Notes the thread each item is counted in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int] = set()
+
+    def count_item(self, item: dict[str, Any]) -> int:
+        import threading
+
+        self.threads.add(threading.get_ident())
+        return super().count_item(item)
+
+
+async def test_deferred_items_are_counted_in_a_worker_thread_to_the_same_figures() -> None:
+    import threading
+
+    eager, counter = history(CountingCounter()), ThreadNotingCounter()
+    lazy = history(counter)
+    for n in range(40):
+        eager.append(user_message(f"message {n} " * n))
+        lazy.append(user_message(f"message {n} " * n), defer_count=True)
+    lazy.set_usage(300, 10)
+    eager.set_usage(300, 10)
+
+    await lazy.count_deferred()
+
+    assert counter.threads and threading.get_ident() not in counter.threads
+    assert lazy.known_item_tokens() == eager.known_item_tokens()
+    counted = len(counter.counted)
+    assert lazy.estimate() == eager.estimate() and lazy.usage() == eager.usage()
+    assert len(counter.counted) == counted  # nothing was left to count on the loop
+
+
+async def test_an_item_replaced_while_counting_keeps_its_own_count() -> None:
+    import asyncio
+
+    counter = CountingCounter()
+    h = history(counter)
+    for n in range(5):
+        h.append(user_message(f"old {n}"), defer_count=True)
+    counting = asyncio.ensure_future(h.count_deferred())
+    await asyncio.sleep(0)  # the count is under way in its thread
+    h.replace([])  # the history changes meanwhile: another item where the first was
+    newer = "a much longer message that came after the count began " * 20
+    h.append(user_message(newer), defer_count=True)
+    await counting
+    assert h.known_item_tokens() == [-1]  # not given the replaced item's count
+    assert h.estimate() == approx_tokens(newer) + 4

@@ -178,3 +178,28 @@ def test_opening_a_saved_session_runs_no_collection_and_freezes_what_it_built(
     assert len(window.transcript.message_rows()) == 50
     assert ran == asked == [1]  # the young collection at the switch, nothing automatic
     assert unfrozen_rows == [0]
+
+
+def test_a_branch_drawn_again_runs_no_collection_and_is_frozen_before_collection_resumes() -> None:
+    """Another branch's rows are made with the collector paused; what exists is frozen while
+    it still is, so the collection due once it resumes does not walk them all."""
+    collections: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    gc.callbacks.append(note)
+    try:
+        with memory.drawing_branch():
+            rows = [[n] for n in range(50_000)]  # far past the young generation's threshold
+            assert not gc.isenabled()
+        leftover = [[n] for n in range(10)]  # an allocation after it: nothing is due
+        assert gc.isenabled() and len(leftover) == 10
+        assert collections == []
+        assert gc.get_freeze_count() >= before + len(rows)
+    finally:
+        gc.callbacks.remove(note)
+        gc.unfreeze()

@@ -8,7 +8,7 @@ and finds rows again: by kind, or by a match the core found in the conversation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QWidget
 
@@ -211,6 +211,6 @@ class TranscriptRows(RowHostArea):
         self._branch_rows.clear()
 
 
-def _message_of(row: TranscriptRow) -> TranscriptRow:
+def _message_of(row: Any) -> Any:
     """A long message is drawn in parts: each part is as much in view as its message."""
     return row.message if isinstance(row, MessageSegmentRow) else row

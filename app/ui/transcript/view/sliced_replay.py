@@ -4,9 +4,10 @@ Switching to another branch of a 5 000-turn conversation replays ten thousand ev
 of a second of rows made in one block. Here they are made a few milliseconds at a time
 (``SLICE_S``), and between two slices the window paints, scrolls and takes input. What was on
 screen stays there until the new rows are all made: the widgets of the rows on screen are taken
-out of the layout's care (``retire_widgets``) and left where they are, the layout is held, and
-one pass at the end puts the new rows on screen in the same block that deletes the old widgets.
-The person sees the old branch, then the new one, never an empty or half-drawn view.
+out of the layout's care (``retire_widgets``) and left where they are, and the layout is held.
+At the end the old widgets go and the new rows on screen get theirs, one a layout pass (a
+message's widget takes milliseconds to build and render), so the new branch appears over a
+few frames rather than in one long block.
 
 A replay in slices is stopped by anything that draws the view again (another replay, a
 ``clear`` for another session); ``done`` is called once, when the new rows are on screen or
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .transcript_view import TranscriptView
 
 SLICE_S = 0.004  # rows made per slice, in seconds of the window's time
+FREED_PER_SLICE = 1_000  # old rows freed per slice (freeing ten thousand took 4-10 ms)
 _CHECK_EVERY = 16  # events handled between two looks at the clock (a look costs ~0.1 µs)
 
 
@@ -43,6 +45,7 @@ class SlicedReplay:
         self._timer.timeout.connect(self._slice)
         self._events: Iterator[p.Event] | None = None
         self._retired: list[Any] = []
+        self._old_rows: list[Any] = []  # the rows replaced, freed a slice at a time
         self._done: Callable[[], None] | None = None
         self.slices = 0  # slices of the last replay (tests see it was drawn in more than one)
 
@@ -53,17 +56,20 @@ class SlicedReplay:
     def start(self, events: Iterable[p.Event], done: Callable[[], None]) -> None:
         """Draw ``events`` as the view's whole content, in slices from now; ``done`` then."""
         self.stop()
-        self._retired = self._view.begin_replay(keep_on_screen=True)
+        view = self._view
+        self._old_rows = view.rows  # the view gets a new list: these are freed in slices
+        self._retired = view.begin_replay(keep_on_screen=True)
         self._events = iter(events)
         self._done = done
         self.slices = 0
-        self._slice()
+        self._timer.start()
 
     def _slice(self) -> None:
         events = self._events
         if events is None:
             return
         self.slices += 1
+        del self._old_rows[-FREED_PER_SLICE:]
         handle = self._view.handle_event
         clock = time.perf_counter
         deadline = clock() + SLICE_S
@@ -90,9 +96,15 @@ class SlicedReplay:
         """The new rows on screen, the old widgets gone, ``done`` told."""
         self._timer.stop()
         self._events = None
+        self._old_rows = []
         retired, self._retired = self._retired, []
-        self._view.drop_widgets_of(retired)
-        self._view.finish_replay()
+        view = self._view
+        view.drop_widgets_of(retired)
+        # The rows on screen get their widgets one per pass from the next (a message's widget
+        # is a few milliseconds to build and render): no pass blocks the window long.
+        view.settling = True
+        with view.lazy():
+            view.finish_replay()
         done, self._done = self._done, None
         if done is not None:
             done()

@@ -48,6 +48,7 @@ class TranscriptView(TranscriptEvents):
         # While a replay's rows wait for their layout (``finish_replay``): the hold on it.
         self._replay_hold: AbstractContextManager[Any] | None = None
         self._slices: SlicedReplay | None = None  # made when a replay is first drawn in slices
+        self.settling = False  # after a replay in slices: one row laid out per pass until done
         self.empty_label = QLabel(EMPTY_TEXT, self.viewport())
         self.empty_label.setWordWrap(True)
         set_enum_property(self.empty_label, "alignment", "AlignCenter")  # before the first paint
@@ -63,6 +64,8 @@ class TranscriptView(TranscriptEvents):
 
     def relayout(self) -> None:
         super().relayout()
+        if self.settling and not self._deferred:
+            self.settling = False
         if not self._hold:
             self.empty_label.setVisible(not self.rows)
             if not self.rows:
@@ -162,6 +165,9 @@ class TranscriptView(TranscriptEvents):
         except BaseException:
             self.finish_replay()
             raise
+
+    def layout_budget(self) -> int:
+        return 1 if self.settling else super().layout_budget()
 
     def replay_in_slices(self, events: Iterable[p.Event], done: Callable[[], None]) -> None:
         """:meth:`replay` a few milliseconds at a time, the old rows on screen until the new
