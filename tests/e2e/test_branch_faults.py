@@ -182,8 +182,8 @@ async def test_a_switch_after_the_file_changed_elsewhere_is_refused_in_words(ser
     server.enqueue(Reply(text="A0, again"))
     await run(session, ops.RegenerateTurn(turn_id=first))
     line = json.dumps({"type": "session_title", "payload": {"title": "elsewhere"}})
-    with open(session.rollout_path, "a", encoding="utf-8") as file:
-        file.write(line + "\n")  # another program appended a record
+    path = session.rollout_path
+    path.write_bytes(path.read_bytes() + line.encode() + b"\n")  # another program appended
 
     await session.submit(ops.SwitchBranch(turn_id=first))
     messages = [e.message for e in await collect(session, "error") if e.type == "error"]

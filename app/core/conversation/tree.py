@@ -14,7 +14,7 @@ the records on a path are read in the order they were written, whatever branches
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from ..items import is_injected_context, is_message, message_text
@@ -160,11 +160,20 @@ def read_tree(records: Iterable[Record]) -> TurnTree:
 R = TypeVar("R", bound=Record)
 
 
+def on_path_of(tree: TurnTree, leaf: str | None) -> Callable[[int, Record], bool]:
+    """Whether record number ``seq`` of the file ``tree`` was noted from belongs to ``leaf``'s
+    view (a record beyond those noted was written after: on the active branch)."""
+    on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
+    anchors = tree.anchors
+
+    def on_path_record(seq: int, record: Record) -> bool:
+        anchor = anchors[seq] if seq < len(anchors) else None
+        return (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD
+
+    return on_path_record
+
+
 def records_on_path(records: list[R], tree: TurnTree, leaf: str | None) -> list[R]:
     """The records of ``leaf``'s view (``tree`` read from ``records``), in file order."""
-    on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
-    return [
-        record
-        for record, anchor in zip(records, tree.anchors, strict=True)
-        if (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD
-    ]
+    keep = on_path_of(tree, leaf)
+    return [record for seq, record in enumerate(records) if keep(seq, record)]

@@ -166,7 +166,7 @@ class Branches:
         try:
             fork = await asyncio.to_thread(
                 write_fork, store.path, config, source_id=shared.session_id, turn_id=turn_id,
-                title=store.title,
+                title=store.title, tree=self._tree,
             )
         except ForkError as exc:
             self._failed("fork the conversation", exc)

@@ -12,7 +12,7 @@ from ..compaction.rebuild import build_compacted_history, real_user_messages
 from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
-from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree
+from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, on_path_of
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
 from .turn.cut_off import restore as restore_cut_off
@@ -139,8 +139,7 @@ class SessionResume:
         streamed once as an open streams it: the records anchored on its path (``tree`` is
         this file's), replayed as they are parsed, none kept. ``tap`` sees every record with
         its place in the file. Returns the warnings for the user and the records read."""
-        on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
-        anchors = tree.anchors
+        keep = on_path_of(tree, leaf)
         read = 0
 
         def on_branch(records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
@@ -149,8 +148,7 @@ class SessionResume:
                 read = seq + 1
                 if tap is not None:
                     tap(seq, record)
-                anchor = anchors[seq] if seq < len(anchors) else None
-                if (anchor is None or anchor in on_path) and record.type != BRANCH_RECORD:
+                if keep(seq, record):
                     yield record
 
         with collector_paused():

@@ -1,6 +1,8 @@
 """A fork: a new session holding one path of a conversation up to and including a turn.
 
-The source is read once and left untouched. The fork's file starts with its own meta record,
+The source is read once, streaming, and left untouched: the session's own tree (every record's
+turn, noted as the file was read and written) says which records are on the path, so the file
+is not read into a list and its tree is not noted a second time. The fork's file starts with its own meta record,
 which names the session and turn it came from, and holds the path's records as they were
 written (turn ids included: a turn keeps its id in the fork). Compactions, pins, summary edits
 and undos on the path come along, so the fork's model sees what it saw at that turn.
@@ -9,11 +11,12 @@ and undos on the path come along, so the fork's model sees what it saw at that t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conversation.tree import BRANCH_RECORD, read_tree, records_on_path
+from ..conversation.tree import TurnTree, on_path_of
 from ..items import is_injected_context, is_message
 from ..rollout.lock import SessionInUse
 from ..rollout.store import (
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
     from ..config import CoreConfig
 
 
+_NOT_COPIED = ("session_meta", SESSION_TITLE_RECORD)  # the fork writes its own
+
+
 class ForkError(Exception):
     """The fork could not be written; the message says why in words (nothing was left)."""
 
@@ -44,23 +50,23 @@ class Fork:
 
 
 def write_fork(
-    source: Path, config: CoreConfig, *, source_id: str, turn_id: str, title: str | None
+    source: Path,
+    config: CoreConfig,
+    *,
+    source_id: str,
+    turn_id: str,
+    title: str | None,
+    tree: TurnTree,
 ) -> Fork:
-    """Write the fork of ``source`` (session ``source_id``) at ``turn_id`` beside it and add it
-    to the session list. Raises ``ForkError`` in words; a half-written fork is removed."""
-    try:
-        with collector_paused():  # as an open does: the records hold no cycles
-            records, _warnings = read_rollout(source)
-            tree = read_tree(records)
-    except OSError as exc:
-        raise ForkError(f"the conversation's file could not be read ({exc})") from exc
+    """Write the fork of ``source`` (session ``source_id``, whose tree is ``tree``) at
+    ``turn_id`` beside it and add it to the session list. Raises ``ForkError`` in words; a
+    half-written fork is removed."""
     if turn_id not in tree:
         raise ForkError(f"this conversation has no turn {turn_id!r}")
-    kept = [
-        record
-        for record in records_on_path(records, tree, turn_id)
-        if record.type not in ("session_meta", SESSION_TITLE_RECORD, BRANCH_RECORD)
-    ]
+    try:
+        kept = _path_records(source, tree, turn_id)
+    except OSError as exc:
+        raise ForkError(f"the conversation's file could not be read ({exc})") from exc
     fork_id = str(uuid.uuid4())
     path = rollout_path(config.sessions_dir, fork_id)
     name = make_title(f"{title or tree.labels.get(tree.path(turn_id)[0], '')} (fork)")
@@ -91,6 +97,26 @@ def write_fork(
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
+
+
+def _path_records(source: Path, tree: TurnTree, turn_id: str) -> list[RolloutRecord]:
+    """The records of ``source`` on the path to ``turn_id`` that a fork copies, read once."""
+    on_path = on_path_of(tree, turn_id)
+    kept: list[RolloutRecord] = []
+    read = 0
+
+    def keep(records: Iterable[RolloutRecord]) -> None:
+        nonlocal read
+        for seq, record in enumerate(records):
+            read = seq + 1
+            if on_path(seq, record) and record.type not in _NOT_COPIED:
+                kept.append(record)
+
+    with collector_paused():  # as an open does: the records hold no cycles
+        read_rollout(source, consume=keep)
+    if read != len(tree.anchors):
+        raise ForkError("the session's file changed while it was open (was it edited elsewhere?)")
+    return kept
 
 
 def _entry(fork_id: str, title: str, created_at: str, kept: list[RolloutRecord]) -> SessionInfo:
