@@ -22,6 +22,7 @@ from ..items import is_injected_context, is_message, message_text, new_id, user_
 from ..rollout.store import RolloutRecord
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
+from ..sessions.turn_items import items_by_turn
 from ..system.collector import collector_paused
 from .branch_summary import BranchSummary, summarize_branch, summary_item, wants_summary
 from .parts import BranchParts, Shared, build_parts
@@ -266,6 +267,10 @@ class Branches:
                 regenerated=all(tree.reasons.get(s) == "regenerate" for s in siblings[1:]),
             )
         return found
+
+    def turn_items(self) -> dict[str, list[dict[str, Any]]]:
+        """Every turn's items as recorded, on every branch (``items_by_turn``)."""
+        return items_by_turn(self._shared.store.path, self._tree)
 
     def tree_view(self) -> p.ConversationTree:
         tree = self._tree

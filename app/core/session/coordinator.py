@@ -155,6 +155,10 @@ class Session:
         """The conversation as a tree of turns, the active branch's marked (a panel draws it)."""
         return self._branches.tree_view()
 
+    def turn_items(self) -> dict[str, list[dict[str, Any]]]:
+        """Every turn's items as recorded, on every branch (reads the rollout once)."""
+        return self._branches.turn_items()
+
     def context_view(self) -> list[p.ContextEntry]:
         """What the model will see next, item by item, with the gauge's own counts."""
         return context_entries(self._parts.history, self._parts.compactor.pins)

@@ -231,11 +231,13 @@ def transcript_to_json(
     model: str = "",
     exported_at: datetime | None = None,
     tree: p.ConversationTree | None = None,
+    turn_items: dict[str, list[dict[str, Any]]] | None = None,
 ) -> str:
     """The transcript (``Session.transcript()``: the active branch) as a JSON document:
     metadata plus every entry as recorded, and the whole conversation tree (``Session.tree()``:
     every turn of every branch, the one it follows, its message, its compactions, whether it is
-    on the active branch) when given."""
+    on the active branch, and with ``turn_items`` (``Session.turn_items()``) the items it
+    recorded) when given."""
     when = (exported_at or datetime.now(UTC)).isoformat()
     document: dict[str, object] = {
         "format": EXPORT_FORMAT,
@@ -247,8 +249,12 @@ def transcript_to_json(
         "transcript": [dict(e) for e in entries],
     }
     if tree is not None:
+        turns = [node.model_dump() for node in tree.nodes]
+        if turn_items is not None:
+            for turn in turns:
+                turn["items"] = turn_items.get(str(turn["turn_id"]), [])
         document["tree"] = {
             "active": tree.active,
-            "turns": [node.model_dump() for node in tree.nodes],
+            "turns": turns,
         }
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -141,7 +141,8 @@ class WindowCommands(SessionView):
         if fmt == "json":  # the record as the core keeps it
             text = transcript_to_json(
                 self.session.transcript(), title=title, session_id=session_id, model=model,
-                tree=self.session.tree(),  # every branch; the transcript is the active one
+                # Every branch, each turn with its items; the transcript is the active one.
+                tree=self.session.tree(), turn_items=self.session.turn_items(),
             )
         else:  # what the window shows, from the events that draw it
             text = transcript_to_markdown(

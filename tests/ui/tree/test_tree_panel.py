@@ -126,5 +126,12 @@ def test_export_writes_the_active_branch_as_markdown_and_the_whole_tree_as_json(
     assert [t["parent"] for t in turns] == [None, first, first]
     assert [t["active"] for t in turns] == [True, False, True]
     assert document["tree"]["active"] == turns[2]["turn_id"]
+    # Each turn holds its own items, whole, on every branch (the other branch's answer too).
+    said = [
+        [(i["role"], i["content"][0]["text"]) for i in t["items"] if i.get("type") == "message"]
+        for t in turns
+    ]
+    assert said[1] == [("user", "what about the orchard plums?"), ("assistant", "Purple.")]
+    assert said[2] == [("user", "which fruit is yellow?"), ("assistant", "Bananas.")]
     shown = json.dumps(document["transcript"])
     assert "Bananas." in shown and "Purple." not in shown
