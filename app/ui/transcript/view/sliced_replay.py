@@ -18,28 +18,46 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 
 if TYPE_CHECKING:
     from app.core import protocol as p
-
-    from .transcript_view import TranscriptView
 
 SLICE_S = 0.004  # rows made per slice, in seconds of the window's time
 FREED_PER_SLICE = 1_000  # old rows freed per slice (freeing ten thousand took 4-10 ms)
 _CHECK_EVERY = 16  # events handled between two looks at the clock (a look costs ~0.1 µs)
 
 
+class ReplayTarget(Protocol):
+    """What a replay in slices needs of the view it draws (``TranscriptView``)."""
+
+    rows: list[Any]
+    settling: bool
+
+    def begin_replay(self, *, keep_on_screen: bool = False) -> list[Any]: ...
+
+    def handle_event(self, event: p.Event) -> None: ...
+
+    def scroll_to_bottom(self) -> None: ...
+
+    def drop_widgets_of(self, rows: list[Any]) -> None: ...
+
+    def lazy(self) -> AbstractContextManager[Any]: ...
+
+    def finish_replay(self) -> None: ...
+
+
 class SlicedReplay:
     """Draws one replay at a time into ``view`` in slices (``start``)."""
 
-    def __init__(self, view: TranscriptView) -> None:
+    def __init__(self, view: ReplayTarget, parent: QObject) -> None:
         self._view = view
         # The next slice: a timer, not a posted call, so timers already due (input, painting,
         # a stream's reading) go first (see ``RowColumnLayout._next_pass``).
-        self._timer = QTimer(view)
+        self._timer = QTimer(parent)
         self._timer.setSingleShot(True)
         self._timer.setInterval(1)
         self._timer.timeout.connect(self._slice)

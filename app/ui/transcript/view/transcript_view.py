@@ -177,7 +177,7 @@ class TranscriptView(TranscriptEvents):
         if self._slices is None:
             from .sliced_replay import SlicedReplay
 
-            self._slices = SlicedReplay(self)
+            self._slices = SlicedReplay(self, self)
         self._slices.start(events, done)
 
     def begin_replay(self, *, keep_on_screen: bool = False) -> list[Any]:
