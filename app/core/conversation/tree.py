@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
-from ..items import is_injected_context, is_message, message_text
+from ..items import is_injected_text, is_message, message_text
 
 TURN_RECORD = "turn_context"
 BRANCH_RECORD = "branch_switched"
@@ -43,7 +43,10 @@ class TurnTree:
         self.children: dict[str | None, list[str]] = {}
         self.active: str | None = None  # the active branch's newest turn
         self.anchors: list[str | None] = []  # record number -> its anchor (None: session-wide)
-        self.labels: dict[str, str] = {}  # a turn's message, clipped
+        self._labels: dict[str, str] = {}  # a turn's message, clipped (see ``labels``)
+        # The user-role items of turns not labelled yet: labels are made when first asked for
+        # (the tree panel, an export, a fork), not for each of a long session's turns on open.
+        self._unlabelled: dict[str, list[Any]] = {}
         self.reasons: dict[str, str] = {}  # "edit" / "regenerate" for a turn that made a branch
         self.compactions: dict[str, int] = {}  # compactions that ran in a turn
         self._path_cache: tuple[str | None, frozenset[str]] | None = None
@@ -52,6 +55,14 @@ class TurnTree:
 
     def note(self, kind: str, payload: dict[str, Any]) -> None:
         """The next record of the rollout (read back or just written)."""
+        if kind == "response_item":  # most records: read first, with as little as can be
+            active = self.active
+            if active is not None and active not in self._labels:
+                item = payload.get("item")
+                if isinstance(item, dict) and item.get("role") == "user":
+                    self._unlabelled.setdefault(active, []).append(item)
+            self.anchors.append(active)
+            return
         if kind == TURN_RECORD:
             turn_id = str(payload.get("turn_id") or "")
             if turn_id and turn_id not in self.parents:
@@ -61,9 +72,6 @@ class TurnTree:
                     self.reasons[turn_id] = str(reason)
             elif turn_id:
                 self._activate(turn_id)
-        elif kind == "response_item" and self.active is not None:
-            if self.active not in self.labels:
-                self._label(payload.get("item"))
         elif kind == "compacted" and self.active is not None:
             self.compactions[self.active] = self.compactions.get(self.active, 0) + 1
         elif kind == BRANCH_RECORD:
@@ -77,12 +85,17 @@ class TurnTree:
         self.children.setdefault(parent, []).append(turn_id)
         self._activate(turn_id)
 
-    def _label(self, item: Any) -> None:
-        if isinstance(item, dict) and is_message(item, "user") and not is_injected_context(item):
-            text = " ".join(message_text(item)[: LABEL_CHARS * 4].split())  # a huge one clipped first
-            self.labels[str(self.active)] = (
-                text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
-            )
+    @property
+    def labels(self) -> dict[str, str]:
+        """Each turn's message, clipped: the person's own first message in it (not one Coco
+        injected)."""
+        if self._unlabelled:
+            for turn, items in self._unlabelled.items():
+                label = _label_of(items)
+                if label is not None:
+                    self._labels[turn] = label
+            self._unlabelled = {}  # a turn still without one keeps gathering its items
+        return self._labels
 
     def _activate(self, leaf: str | None) -> None:
         self.active = leaf
@@ -91,7 +104,8 @@ class TurnTree:
     def adopt(self, other: TurnTree) -> None:
         """Take ``other``'s content (read again from the rollout) in one step."""
         self.parents, self.children, self.anchors = other.parents, other.children, other.anchors
-        self.labels, self.reasons, self.compactions = other.labels, other.reasons, other.compactions
+        self._labels, self._unlabelled = other._labels, other._unlabelled
+        self.reasons, self.compactions = other.reasons, other.compactions
         self._activate(other.active)
 
     # ------------------------------------------------------------------ reading
@@ -148,6 +162,20 @@ class TurnTree:
         for turn in self.path() if path is None else path:
             if len(self.children.get(self.parents.get(turn), ())) > 1:
                 yield turn
+
+
+def _label_of(items: list[Any]) -> str | None:
+    """The label of a turn whose user-role items are ``items``: its first message the person
+    wrote, clipped (``None`` when it has none)."""
+    for item in items:
+        if not is_message(item):
+            continue
+        whole = message_text(item)
+        if is_injected_text(whole):
+            continue
+        text = " ".join(whole[: LABEL_CHARS * 4].split())  # a huge one clipped first
+        return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+    return None
 
 
 def read_tree(records: Iterable[Record]) -> TurnTree:

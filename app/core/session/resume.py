@@ -43,16 +43,21 @@ class _LinearPrefix:
 
     def records(self, records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
         tree = self._tree
+        note = tree.note
         for record in records:
             self.count += 1
+            kind = record.type
+            if kind != TURN_RECORD and kind != BRANCH_RECORD:  # most records: noted, passed on
+                note(kind, record.payload)
+                if not self.branched:
+                    yield record
+                continue
             before = tree.active
-            tree.note(record.type, record.payload)
+            note(kind, record.payload)
             if self.branched:
                 continue
-            kind = record.type
             if kind == BRANCH_RECORD or (
-                kind == TURN_RECORD and tree.active != before and tree.parents.get(
-                    str(tree.active)) != before
+                tree.active != before and tree.parents.get(str(tree.active)) != before
             ):
                 self.branched = True
                 continue
