@@ -292,6 +292,51 @@ async def test_a_switch_carries_the_person_s_own_words_when_the_model_cannot(
     assert switched.summary.startswith("- ")
     model_view = " ".join(text for _, text in input_texts({"input": session.history()}))
     assert "<branch_summary>" in model_view
-    shown = [e.message for e in of_type(session.replay_events(), "background")]
-    assert any(m.startswith("Carried a summary of the branch left behind") for m in shown)
+    carried = of_type(session.replay_events(), "branch_summary_carried")
+    assert [(c.text, c.by_model, c.undone) for c in carried] == [
+        (switched.summary, False, False)
+    ]
     await session.close()
+
+
+def model_view(session: Session) -> str:
+    return " ".join(text for _, text in input_texts({"input": session.history()}))
+
+
+async def test_a_carried_summary_is_undone_out_of_the_model_s_view_and_stays_undone(
+    server, make_config
+):
+    config = make_config(branch_summary="always")
+    session = await Session.open(config)
+    ask(server, "responses", "A1")
+    first = await turn(session, "hello")
+    ask(server, "responses", "B")
+    await turn(session, "my budget is 500 euros")
+    server.enqueue(Reply(text="- The budget was 500 euros."))  # the branch summary
+    ask(server, "responses", "C")
+    events = await run(session, ops.EditTurn(turn_id=first, text="hi"))
+    edited = of_type(events, "turn_started")[0].turn_id
+    assert "<branch_summary>" in model_view(session)
+
+    await session.submit(ops.UndoBranchSummary(turn_id=edited))
+    events = await collect(session, "token_count")
+    assert [e.turn_id for e in of_type(events, "branch_summary_undone")] == [edited]
+    assert "<branch_summary>" not in model_view(session)
+    gauge = of_type(events, "token_count")[-1]  # the gauge follows: a fresh estimate
+    assert gauge == session.token_usage() and gauge.source == "estimate"
+    carried = of_type(session.replay_events(), "branch_summary_carried")
+    assert [(c.turn_id, c.undone) for c in carried] == [(edited, True)]
+    # Once more: refused in words, nothing changes.
+    await session.submit(ops.UndoBranchSummary(turn_id=edited))
+    error = of_type(await collect(session, "error"), "error")[0]
+    assert "No summary of a branch left behind" in error.message
+    # The next request does not hold it, and a reopened session has it undone too.
+    ask(server, "responses", "D")
+    await turn(session, "and now?")
+    assert "<branch_summary>" not in " ".join(t for _, t in sent(server, "responses"))
+    await session.close()
+    reopened = await Session.open(config, session_id=session.id)
+    assert "<branch_summary>" not in model_view(reopened)
+    carried = of_type(reopened.replay_events(), "branch_summary_carried")
+    assert [(c.turn_id, c.undone) for c in carried] == [(edited, True)]
+    await reopened.close()

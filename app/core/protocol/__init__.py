@@ -17,6 +17,8 @@ from ..config import CoreConfig
 from .attachments import AttachmentInfo, AttachmentsInspected
 from .branches import (
     BranchReason,
+    BranchSummaryCarried,
+    BranchSummaryUndone,
     BranchSwitched,
     ConversationTree,
     SessionForked,
@@ -49,6 +51,7 @@ from .ops import (
     RetryTurn,
     Shutdown,
     SwitchBranch,
+    UndoBranchSummary,
     UndoCompaction,
     UndoSummaryEdit,
     UpdateConfig,
@@ -115,6 +118,8 @@ Event = Annotated[
     | SummaryEdited
     | ConversationMatches
     | BranchSwitched
+    | BranchSummaryCarried
+    | BranchSummaryUndone
     | TurnBranches
     | SessionForked
     | AttachmentsInspected
@@ -133,6 +138,8 @@ __all__ = [
     "AttachmentsInspected",
     "Background",
     "BranchReason",
+    "BranchSummaryCarried",
+    "BranchSummaryUndone",
     "BranchSwitched",
     "Compact",
     "CompactionEnded",
@@ -187,6 +194,7 @@ __all__ = [
     "TurnKind",
     "TurnStarted",
     "UndoAvailable",
+    "UndoBranchSummary",
     "UndoCompaction",
     "UndoSummaryEdit",
     "UpdateConfig",

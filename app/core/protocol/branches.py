@@ -24,6 +24,26 @@ class BranchSwitched(_Event):
     summary: str = ""
 
 
+class BranchSummaryCarried(_Event):
+    """A summary of the branch left behind was carried into turn ``turn_id`` (the model reads
+    it there): ``text``, written by the model, or with ``by_model`` false the person's own
+    words from that branch. ``undone``: taken out again (``UndoBranchSummary``). Emitted in a
+    replay, which draws the conversation again after a branch op."""
+
+    type: Literal["branch_summary_carried"] = "branch_summary_carried"
+    turn_id: str
+    text: str
+    by_model: bool = True
+    undone: bool = False
+
+
+class BranchSummaryUndone(_Event):
+    """The summary carried into turn ``turn_id`` is out of the model's view again."""
+
+    type: Literal["branch_summary_undone"] = "branch_summary_undone"
+    turn_id: str
+
+
 class TurnBranches(_Event):
     """Turn ``turn_id`` has siblings (other answers to the same point of the conversation):
     ``siblings`` in the order they were made, ``turn_id`` at ``index`` among them. ``regenerated``:

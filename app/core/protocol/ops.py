@@ -144,8 +144,16 @@ class ForkSession(_Op):
     turn_id: str
 
 
+class UndoBranchSummary(_Op):
+    """Take the summary of a branch left behind, carried into turn ``turn_id`` by an edit or a
+    switch, out of the model's view again; answered by ``BranchSummaryUndone``."""
+
+    op: Literal["undo_branch_summary"] = "undo_branch_summary"
+    turn_id: str
+
+
 Op = (
     UserTurn | Compact | Interrupt | UndoCompaction | UpdateConfig | Shutdown | RetryTurn
     | PinItem | EditSummary | UndoSummaryEdit | FindInConversation | EditTurn | RegenerateTurn
-    | SwitchBranch | ForkSession | InspectAttachments | ApproveToolCall
+    | SwitchBranch | ForkSession | UndoBranchSummary | InspectAttachments | ApproveToolCall
 )

@@ -27,7 +27,7 @@ from ..sessions.record import SessionRecord
 from ..tokens.counter import TokenCounter
 from ..tools.mcp.servers import McpServers
 from .active_task import ActiveTask
-from .branches import Branches
+from .branching.branches import Branches
 from .config import SessionConfig
 from .context_view import context_entries
 from .event_stream import EventStream
@@ -238,9 +238,10 @@ class Session:
             parts.compactor.pins.handle(op)
         elif isinstance(op, p.EditSummary | p.UndoSummaryEdit):
             parts.compactor.summary_edits.handle(op, busy=self.busy)
-        elif isinstance(op, p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession) and (
-            task := self._branches.task(op)
-        ) is not None:
+        elif isinstance(
+            op, p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession
+            | p.UndoBranchSummary,
+        ) and (task := self._branches.task(op)) is not None:
             self._active.start(task, "branch")
         elif isinstance(op, p.ApproveToolCall) and not self._mcp.approvals.decide(
             op.call_id, op.decision

@@ -15,6 +15,7 @@ from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, on_path_of
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
+from .branching import carried_summary
 from .turn.cut_off import restore as restore_cut_off
 
 if TYPE_CHECKING:
@@ -242,6 +243,11 @@ class SessionResume:
                     )
                 elif event_kind == CUT_OFF_KIND:
                     restore_cut_off(transcript, payload)
+                elif event_kind == carried_summary.CARRIED_KIND:
+                    carried_summary.replay_carried(payload, transcript)
+                elif event_kind == carried_summary.UNDONE_KIND:
+                    usage = None  # the history was rewritten
+                    carried_summary.replay_undone(payload, transcript, history)
                 elif event_kind in ("error", "warning", "background", ENDED_KIND):
                     self._notices.replayed(transcript.add_recorded(payload))
         if usage is not None:

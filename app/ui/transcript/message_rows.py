@@ -235,6 +235,7 @@ class MessageRow(TranscriptRow):
             self.editing, self.draft = False, None
             self._changed()
             self.render_markdown()  # a long message is cut into its parts again
+            self._host.keyboard_back()  # the editor had it: typing goes on in the composer
 
     def submit_edit(self, text: str, carry_summary: bool) -> None:
         """Send ``text`` in place of this message (``ops.EditTurn``): the core makes the new

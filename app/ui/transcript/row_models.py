@@ -38,6 +38,8 @@ class RowHost(Protocol):
 
     def request_undo(self, item_id: str) -> None: ...
 
+    def keyboard_back(self) -> None: ...
+
     def insert_rows_after(self, row: Any, rows: list[Any]) -> None: ...
 
     def hold(self) -> AbstractContextManager[Any]: ...
@@ -297,7 +299,9 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
+    __slots__ = (
+        "details", "details_shown", "kind", "message", "retry_turn_id", "turn_id", "undo_op",
+    )
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -307,6 +311,7 @@ class NoticeRow(TranscriptRow):
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
         self.turn_id: str | None = None  # the turn an error line belongs to (when live)
+        self.undo_op: Any | None = None  # the op Undo on this line asks for (none: no Undo)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""
@@ -317,6 +322,16 @@ class NoticeRow(TranscriptRow):
     def request_retry(self) -> None:
         if self.retry_turn_id is not None:
             self._host.request_retry()
+
+    def set_undo(self, op: Any | None) -> None:
+        """Offer Undo on this line, asking the core for ``op``, or stop offering it."""
+        if op != self.undo_op:
+            self.undo_op = op
+            self._changed()
+
+    def request_undo(self) -> None:
+        if self.undo_op is not None:
+            self._host.request_op(self.undo_op)
 
     def set_message(self, message: str) -> None:
         self.message = message

@@ -315,6 +315,12 @@ class NoticeRowWidget(RowWidget):
         self._add_details(line)
         self.retry_button = _retry_button(row)
         line.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.undo_button = tool_button(
+            "undo", "Take this out of the model's view again", "Undo", text="Undo"
+        )
+        self.undo_button.clicked.connect(row.request_undo)
+        line.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)  # parented: then shown
+        self.undo_button.setVisible(row.undo_op is not None)
         self.finish()
 
     def _add_details(self, line: QHBoxLayout) -> None:
@@ -346,6 +352,7 @@ class NoticeRowWidget(RowWidget):
         self.label.setText(label_text(row.message))
         self.label.setAccessibleName(f"{row.kind.replace('_', ' ')}: {row.message}")
         self.retry_button.setVisible(row.retry_turn_id is not None)
+        self.undo_button.setVisible(row.undo_op is not None)
         self.details_button.setVisible(bool(row.details))
         self.details_button.setChecked(row.details_shown)
         self.details_button.setText("Hide details" if row.details_shown else "Details")

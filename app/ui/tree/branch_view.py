@@ -44,6 +44,7 @@ class BranchView(QObject):
         self._pending_match: p.ConversationMatch | None = None
         self.transcript.op_requested.connect(self.submit_row_op)
         self.transcript.branch_summary_of = lambda: window.context.settings.branch_summary
+        self.transcript.focus_elsewhere = window.composer.focus
         self.controller.branch_redrawn.connect(self._redraw)
         window.composer.edit_last_requested.connect(self.edit_last)
         self.tree_action = QAction("Conversation tree", window)

@@ -168,3 +168,32 @@ def test_the_branch_summary_setting_decides_the_edit_boxs_checkbox(
     editor = edit_row(qtbot, user_row(window, "draft a limerick"), "draft a sonnet")
     assert editor.carry.isVisible() and not editor.carry.isChecked()
     qtbot.keyClick(editor.box, Qt.Key.Key_Escape)
+
+
+def test_a_carried_branch_summary_is_shown_with_undo_and_undone_in_place(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"branch_summary": "always"})
+    chat(qtbot, window, server, "hello", "Hi.")
+    chat(qtbot, window, server, "my budget is 500 euros", "Noted.")
+    server.enqueue(Reply(text="- The budget was 500 euros."))  # the branch summary
+    server.enqueue(Reply(text="Hello again."))
+    editor = edit_row(qtbot, user_row(window, "hello"), "hi there")
+    qtbot.keyClick(editor.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: drawn(window, 1), timeout=5000)
+    wait_idle(qtbot, window)
+    assert window.composer.edit.hasFocus()  # the editor is gone: typing goes on below
+
+    notes = [r for r in window.transcript.notice_rows("background") if r.undo_op is not None]
+    assert len(notes) == 1 and "The budget was 500 euros." in notes[0].message
+    note = notes[0]
+    window.transcript.scroll_to_row(note)
+    qtbot.waitUntil(lambda: note._widget is not None and note._widget.isVisible(), timeout=5000)
+    undo = note._widget.undo_button
+    assert undo.isVisible()
+    qtbot.mouseClick(undo, Qt.MouseButton.LeftButton)
+
+    qtbot.waitUntil(lambda: note.undo_op is None, timeout=5000)
+    assert not undo.isVisible()
+    assert "taken out of the model's view again" in note.message
+    assert "<branch_summary>" not in str(window.session.history())

@@ -64,6 +64,10 @@ class TranscriptEvents(WaitingTranscript):
             self._on_compaction_ended(event)
         elif event.type == "background":
             self._on_background(event)
+        elif event.type == "branch_summary_carried":
+            self.show_carried_summary(event)
+        elif event.type == "branch_summary_undone":
+            self.carried_summary_undone(event.turn_id)
         elif event.type == "message_not_sent":
             self._on_message_not_sent(event)
         elif event.type == "warning":

@@ -44,6 +44,8 @@ class RowHostArea(VirtualRowArea):
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
         # What the ``branch_summary`` setting says now (never, ask, always), for an edit box.
         self.branch_summary_of: Callable[[], str] = lambda: "never"
+        # Where the keyboard goes when the row that had it lets it go (the composer).
+        self.focus_elsewhere: Callable[[], None] = lambda: None
 
     @property
     def renderer(self) -> MarkdownRenderer:
@@ -120,6 +122,10 @@ class RowHostArea(VirtualRowArea):
     @property
     def branch_summary(self) -> str:
         return self.branch_summary_of()
+
+    def keyboard_back(self) -> None:
+        """A row's editor closed with the keyboard: it goes to ``focus_elsewhere``."""
+        self.focus_elsewhere()
 
     def request_op(self, op: Any) -> None:
         """An op a row asked for (edit, regenerate, switch branch, fork)."""

@@ -35,6 +35,8 @@ class TranscriptRows(RowHostArea):
         # shows each one's ``‹ n/m ›`` (its user message, or its answer when regenerated).
         self._branches: dict[str, p.TurnBranches] = {}
         self._branch_rows: dict[str, MessageRow] = {}
+        # The summaries of branches left behind, by the turn they went to, with their notes.
+        self._carried: dict[str, tuple[NoticeRow, p.BranchSummaryCarried]] = {}
 
     # -- rows -------------------------------------------------------------------------------
 
@@ -209,8 +211,33 @@ class TranscriptRows(RowHostArea):
     def forget_branches(self) -> None:
         self._branches.clear()
         self._branch_rows.clear()
+        self._carried.clear()
+
+    def show_carried_summary(self, event: p.BranchSummaryCarried) -> None:
+        """A summary of the branch left behind went into this one: a note saying so, with
+        Undo while it is in the model's view."""
+        row = self.add_notice("background", carried_text(event))
+        if not event.undone:
+            from app.core.protocol import UndoBranchSummary
+
+            row.set_undo(UndoBranchSummary(turn_id=event.turn_id))
+        self._carried[event.turn_id] = (row, event)
+
+    def carried_summary_undone(self, turn_id: str) -> None:
+        shown = self._carried.get(turn_id)
+        if shown is not None:
+            row, event = shown
+            row.set_undo(None)
+            row.set_message(carried_text(event.model_copy(update={"undone": True})))
 
 
 def _message_of(row: Any) -> Any:
     """A long message is drawn in parts: each part is as much in view as its message."""
     return row.message if isinstance(row, MessageSegmentRow) else row
+
+
+def carried_text(event: p.BranchSummaryCarried) -> str:
+    """What the note of a carried branch summary says."""
+    how = "summarised by the model" if event.by_model else "in your own words from it"
+    state = ", then taken out of the model's view again" if event.undone else ""
+    return f"Carried a summary of the branch left behind ({how}){state}:\n{event.text}"

@@ -45,6 +45,8 @@ class ReplayTarget(Protocol):
 
     def drop_widgets_of(self, rows: list[Any]) -> None: ...
 
+    def keep_keyboard(self) -> None: ...
+
     def lazy(self) -> AbstractContextManager[Any]: ...
 
     def finish_replay(self) -> None: ...
@@ -117,6 +119,7 @@ class SlicedReplay:
         self._old_rows = []
         retired, self._retired = self._retired, []
         view = self._view
+        view.keep_keyboard()  # an old row had it (an edit box just sent, an arrow clicked)
         view.drop_widgets_of(retired)
         # The rows on screen get their widgets one per pass from the next (a message's widget
         # is a few milliseconds to build and render): no pass blocks the window long.

@@ -166,6 +166,15 @@ class TranscriptView(TranscriptEvents):
             self.finish_replay()
             raise
 
+    def keep_keyboard(self) -> None:
+        """The rows' widgets are about to go: if one has the keyboard, it goes elsewhere
+        (``focus_elsewhere``) rather than nowhere."""
+        from PySide6.QtWidgets import QApplication
+
+        focus = QApplication.focusWidget()
+        if focus is not None and self.viewport().isAncestorOf(focus):
+            self.focus_elsewhere()
+
     def layout_budget(self) -> int:
         return 1 if self.settling else super().layout_budget()
 

@@ -16,20 +16,21 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
-from .. import protocol as p
-from ..conversation.tree import TurnTree
-from ..items import is_injected_context, is_message, message_text, new_id, user_message
-from ..rollout.store import RolloutRecord
-from ..sessions.fork import ForkError, write_fork
-from ..sessions.record import STORAGE_ERRORS
-from ..sessions.turn_items import items_by_turn
-from ..system.collector import collector_paused
+from ... import protocol as p
+from ...conversation.tree import TurnTree
+from ...items import is_injected_context, is_message, message_text, new_id, user_message
+from ...rollout.store import RolloutRecord
+from ...sessions.fork import ForkError, write_fork
+from ...sessions.record import STORAGE_ERRORS
+from ...sessions.turn_items import items_by_turn
+from ...system.collector import collector_paused
+from ..parts import BranchParts, Shared, build_parts
+from ..turn.branch_start import BranchStart
+from . import carried_summary
 from .branch_summary import BranchSummary, summarize_branch, summary_item, wants_summary
-from .parts import BranchParts, Shared, build_parts
-from .turn.branch_start import BranchStart
 
 Record = RolloutRecord
-BranchOp = p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession
+BranchOp = p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession | p.UndoBranchSummary
 # What a turn sends before its first model output: its input, copied into an edit or a
 # regeneration of it.
 _INPUT_ROLES = frozenset(("user", "developer", "system"))
@@ -66,6 +67,9 @@ class Branches:
             return None
         if isinstance(op, p.ForkSession):
             return self._fork(op.turn_id)
+        if isinstance(op, p.UndoBranchSummary):
+            self._undo_summary(op.turn_id)
+            return None
         carry = wants_summary(getattr(op, "carry_summary", False), self._shared.config())
         if isinstance(op, p.SwitchBranch):
             return self._switch(op.turn_id, carry)
@@ -77,6 +81,7 @@ class Branches:
         verb = {
             "edit_turn": "edit a message", "regenerate_turn": "regenerate an answer",
             "switch_branch": "switch branch", "fork_session": "fork the conversation",
+            "undo_branch_summary": "undo the branch summary",
         }[op.op]
         if self._busy():
             return f"Wait for the current turn or compaction to finish before you {verb}."
@@ -238,9 +243,24 @@ class Branches:
             store.record(record.type, payload)
             parts.resume.replay([record._replace(payload=payload)])
         if summary is not None:
-            parts.notices.note("background", _summary_note(summary))
+            carried_summary.carry(turn_id, summary, parts.transcript, store.record)
         if reason is not None:
             self._announce(turn_id, reason, summary)
+
+    def _undo_summary(self, turn_id: str) -> None:
+        parts, shared = self._parts(), self._shared
+        try:
+            refused = carried_summary.undo(
+                turn_id, parts.transcript, parts.history, shared.store.record
+            )
+        except STORAGE_ERRORS as exc:
+            self._failed("undo the branch summary", exc)
+            return
+        if refused is not None:
+            shared.emit(p.Error(message=refused, kind="invalid_op"))
+            return
+        shared.emit(p.BranchSummaryUndone(turn_id=turn_id))
+        shared.emit(parts.meter.token_event())
 
     def _announce(
         self, leaf: str | None, reason: p.BranchReason, summary: BranchSummary | None = None
@@ -373,11 +393,6 @@ def with_summary(records: list[Record], message: str, summary: BranchSummary) ->
 def _summary_record(summary: BranchSummary, turn_id: str) -> Record:
     item = summary_item(summary)
     return RolloutRecord(0, "", "response_item", {"item": item, "turn_id": turn_id})
-
-
-def _summary_note(summary: BranchSummary) -> str:
-    how = "summarised by the model" if summary.by_model else "in your own words from it"
-    return f"Carried a summary of the branch left behind ({how}):\n{summary.text}"
 
 
 def _is_text(item: Any, text: str) -> bool:

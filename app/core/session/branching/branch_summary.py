@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..compaction.notes.extraction import extract_chunk
-from ..config import CoreConfig
-from ..items import Item, is_injected_context, is_message, last_assistant_text, message_text
-from ..items import user_message as user_item
-from ..providers.base import ModelProvider, ModelRequest, ProviderError
-from ..providers.sampling import sample
+from ...compaction.notes.extraction import extract_chunk
+from ...config import CoreConfig
+from ...items import Item, is_injected_context, is_message, last_assistant_text, message_text
+from ...items import user_message as user_item
+from ...providers.base import ModelProvider, ModelRequest, ProviderError
+from ...providers.sampling import sample
 
 BRANCH_SUMMARY_OPEN = "<branch_summary>"
 BRANCH_SUMMARY_CLOSE = "</branch_summary>"
