@@ -14,7 +14,7 @@ Item = dict[str, Any]
 # Opening tags of context blocks Coco injects itself; such user messages are not "real" user
 # messages: compaction never keeps them and titles never use them.
 ENVIRONMENT_CONTEXT_OPEN = "<environment_context>"
-# ``<branch_summary>``: a branch left behind, carried into another (session/branching/branch_summary.py).
+# ``<branch_summary>``: a branch left behind, carried into another (session/branch_summary/summary.py).
 INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>", "<branch_summary>")
 # A user message's part naming an attachment (``app.core.attachments``); never sent as is.
 ATTACHMENT = "coco_attachment"

@@ -27,7 +27,7 @@ from ..sessions.record import SessionRecord
 from ..tokens.counter import TokenCounter
 from ..tools.mcp.servers import McpServers
 from .active_task import ActiveTask
-from .branching.branches import Branches
+from .branches import Branches
 from .config import SessionConfig
 from .context_view import context_entries
 from .event_stream import EventStream

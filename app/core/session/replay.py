@@ -17,7 +17,7 @@ from ..attachments.parts import message_display
 from ..compaction.failure import ended_events
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..items import is_injected_text, item_type, message_text, new_id
-from .branching.carried_summary import CARRIED_KIND, carried_event
+from .branch_summary.carried import CARRIED_KIND, carried_event
 
 Entry = dict[str, Any]
 # An item's event is validated from plain data in one call: building its ``TurnItem`` first,

@@ -15,7 +15,7 @@ from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, on_path_of
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
-from .branching import carried_summary
+from .branch_summary import carried as carried_summary
 from .turn.cut_off import restore as restore_cut_off
 
 if TYPE_CHECKING:

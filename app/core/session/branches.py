@@ -16,18 +16,18 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
-from ... import protocol as p
-from ...conversation.tree import TurnTree
-from ...items import is_injected_context, is_message, message_text, new_id, user_message
-from ...rollout.store import RolloutRecord
-from ...sessions.fork import ForkError, write_fork
-from ...sessions.record import STORAGE_ERRORS
-from ...sessions.turn_items import items_by_turn
-from ...system.collector import collector_paused
-from ..parts import BranchParts, Shared, build_parts
-from ..turn.branch_start import BranchStart
-from . import carried_summary
-from .branch_summary import BranchSummary, summarize_branch, summary_item, wants_summary
+from .. import protocol as p
+from ..conversation.tree import TurnTree
+from ..items import is_injected_context, is_message, message_text, new_id, user_message
+from ..rollout.store import RolloutRecord
+from ..sessions.fork import ForkError, write_fork
+from ..sessions.record import STORAGE_ERRORS
+from ..sessions.turn_items import items_by_turn
+from ..system.collector import collector_paused
+from .branch_summary import carried as carried_summary
+from .branch_summary.summary import BranchSummary, summarize_branch, summary_item, wants_summary
+from .parts import BranchParts, Shared, build_parts
+from .turn.branch_start import BranchStart
 
 Record = RolloutRecord
 BranchOp = p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession | p.UndoBranchSummary

@@ -16,7 +16,7 @@ from ... import protocol as p
 from ...conversation.history import ContextHistory
 from ...conversation.transcript import Transcript
 from ...items import is_message, message_text
-from .branch_summary import BranchSummary, summary_item
+from .summary import BranchSummary, summary_item
 
 CARRIED_KIND = "branch_summary"
 UNDONE_KIND = "branch_summary_undone"
