@@ -14,7 +14,7 @@ the records on a path are read in the order they were written, whatever branches
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
 from ..items import is_injected_text, is_message, message_text
@@ -50,6 +50,8 @@ class TurnTree:
         self.reasons: dict[str, str] = {}  # "edit" / "regenerate" for a turn that made a branch
         self.compactions: dict[str, int] = {}  # compactions that ran in a turn
         self._path_cache: tuple[str | None, frozenset[str]] | None = None
+        self._made: dict[str, int] = {}  # each turn's place in the order turns were made
+        self._forked: list[str | None] = []  # the turns (None: the start) with several children
 
     # ------------------------------------------------------------------ building
 
@@ -82,7 +84,11 @@ class TurnTree:
 
     def add_turn(self, turn_id: str, parent: str | None) -> None:
         self.parents[turn_id] = parent
-        self.children.setdefault(parent, []).append(turn_id)
+        self._made[turn_id] = len(self._made)
+        children = self.children.setdefault(parent, [])
+        children.append(turn_id)
+        if len(children) == 2:
+            self._forked.append(parent)
         self._activate(turn_id)
 
     @property
@@ -106,6 +112,7 @@ class TurnTree:
         self.parents, self.children, self.anchors = other.parents, other.children, other.anchors
         self._labels, self._unlabelled = other._labels, other._unlabelled
         self.reasons, self.compactions = other.reasons, other.compactions
+        self._made, self._forked = other._made, other._forked
         self._activate(other.active)
 
     # ------------------------------------------------------------------ reading
@@ -157,11 +164,13 @@ class TurnTree:
             stack.extend(self.children.get(turn, ()))
         return newest
 
-    def branch_points(self, path: Iterable[str] | None = None) -> Iterator[str]:
-        """The turns of ``path`` (the active one by default) that have siblings."""
-        for turn in self.path() if path is None else path:
-            if len(self.children.get(self.parents.get(turn), ())) > 1:
-                yield turn
+    def branch_points(self) -> list[str]:
+        """The turns of the active path that have siblings, from its start: found among the
+        children of the turns that forked (a few), not by walking a path of thousands."""
+        on_path = self.on_path()
+        found = [turn for parent in self._forked for turn in self.children[parent]
+                 if turn in on_path]
+        return sorted(found, key=self._made.__getitem__)  # a turn is made after its parent
 
 
 def _label_of(items: list[Any]) -> str | None:

@@ -78,7 +78,11 @@ def test_switching_to_a_turn_goes_to_the_newest_turn_of_its_branches() -> None:
     assert tree.newest_leaf("a") == "e"  # made last, under a
     assert tree.newest_leaf("c") == "c"
     assert tree.newest_leaf("d") == "d"
-    assert list(tree.branch_points(["a", "b", "e"])) == ["b", "e"]
+    assert tree.branch_points() == ["b", "e"]  # the active path: a, b, e
+    tree.note("branch_switched", {"turn_id": "c"})  # a, b, c: b forked after a did
+    assert tree.branch_points() == ["b", "c"]
+    tree.note("branch_switched", {"turn_id": "d"})
+    assert tree.branch_points() == ["d"]
 
 
 def test_labels_and_compactions_are_noted_per_turn() -> None:
