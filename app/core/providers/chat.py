@@ -17,8 +17,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from openai import omit
-
 from ..items import Item, new_id
 from ..tokens.calibration import Calibration, CalibrationStore, tools_text
 from .base import (
@@ -45,6 +43,7 @@ from .errors.table import classify_error_payload
 from .openai_client import OpenAIClientProvider
 from .prompt_truncation import TRUNCATION_MIN_ESTIMATE, TruncationCheck, estimate_tokens
 from .sse import json_events, json_int, json_objects, read_to_end, usage_from_json
+from .stream_post import stream_post
 
 # The request builders are also importable from here, where they were first.
 __all__ = [
@@ -109,18 +108,19 @@ class ChatCompletionsProvider(OpenAIClientProvider):
         stop_reason: StopReason | None = None
         usage: Usage | None = None
         try:
-            sdk_stream = await self._client.chat.completions.create(
-                model=request.model,
-                messages=[],  # sent through extra_body as-is: see ResponsesProvider.stream
-                stream=True,
-                stream_options={"include_usage": True},
+            fields: dict[str, Any] = {
+                "model": request.model, "messages": messages, "stream": True,
+                "stream_options": {"include_usage": True},
+            }
+            if request.max_output_tokens:
                 # ``max_tokens``: what every local server (llama.cpp, Ollama, LM Studio, vLLM)
                 # reads; the newer ``max_completion_tokens`` is OpenAI's alone.
-                max_tokens=request.max_output_tokens or omit,
-                extra_headers=extra_headers,
-                # The tools too are wire JSON already: the SDK's typed transform of their
-                # schemas cost milliseconds of the window's thread at every request.
-                extra_body={"messages": messages, **({"tools": tools} if tools else {})},
+                fields["max_tokens"] = request.max_output_tokens
+            if tools:
+                fields["tools"] = tools
+            # The body written by Coco, as ResponsesProvider.stream sends it (``stream_post``).
+            sdk_stream = await stream_post(
+                self._client, "/chat/completions", fields, extra_headers
             )
         except Exception as exc:
             raise self._error(exc) from exc

@@ -30,6 +30,7 @@ from .errors.overflow import is_context_overflow
 from .errors.table import classify_error_payload
 from .openai_client import OpenAIClientProvider
 from .sse import json_events, read_to_end, usage_from_json
+from .stream_post import stream_post
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -92,24 +93,24 @@ class ResponsesProvider(OpenAIClientProvider):
         stream that ends without ``response.completed``.
         """
         # Optional fields are omitted, not sent as null: some compatible servers reject nulls.
-        include: Any = [ENCRYPTED_REASONING] if request.include_encrypted_reasoning else omit
-        reasoning: Any = {"effort": request.reasoning_effort} if request.reasoning_effort else omit
-        max_output: Any = request.max_output_tokens if request.max_output_tokens else omit
+        fields: dict[str, Any] = {
+            "model": request.model, "instructions": request.instructions, "stream": True,
+            "store": False,
+        }
+        if request.prompt_cache_key:
+            fields["prompt_cache_key"] = request.prompt_cache_key
+        if request.include_encrypted_reasoning:
+            fields["include"] = [ENCRYPTED_REASONING]
+        if request.reasoning_effort:
+            fields["reasoning"] = {"effort": request.reasoning_effort}
+        if request.max_output_tokens:
+            fields["max_output_tokens"] = request.max_output_tokens
         try:
-            sdk_stream = await self._client.responses.create(
-                model=request.model,
-                instructions=request.instructions,
-                stream=True,
-                store=False,
-                prompt_cache_key=request.prompt_cache_key or omit,
-                include=include,
-                reasoning=reasoning,
-                max_output_tokens=max_output,
-                extra_headers=extra_headers,
-                # The items and tools are already wire JSON: passed as-is, the SDK does not
-                # walk and transform them (seconds of CPU on the event loop for a 1M-token
-                # history; milliseconds for the tools at every request).
-                extra_body=_stream_body(request),
+            # The body written by Coco (``stream_post``): the items and tools are wire JSON
+            # already, and the SDK's typed transform and its ``json`` cost the window's thread
+            # milliseconds to seconds for a long history.
+            sdk_stream = await stream_post(
+                self._client, "/responses", {**fields, **_stream_body(request)}, extra_headers
             )
         except Exception as exc:
             raise self._error(exc) from exc

@@ -24,6 +24,12 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
 
 
+def dumps(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON (:func:`dumps_line` without its newline): a request's
+    body, megabytes for a long history, written in milliseconds."""
+    return dumps_line(value)[:-1]
+
+
 def dumps_line(value: Any) -> bytes:
     """``value`` as one line of compact UTF-8 JSON ending in a newline: the same text as
     ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` but for the spelling of

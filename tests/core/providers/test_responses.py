@@ -127,7 +127,7 @@ async def test_tools_are_sent_as_given_not_through_the_sdk_transform(
     transformed = record_sdk_transforms(monkeypatch, sdk_responses)
     server.enqueue(Reply(text="hi"), endpoint="responses")
     await collect(provider, make_request(tools=[TOOL]))
-    assert transformed and not any(isinstance(data.get("tools"), list) for data in transformed)
+    assert transformed == []  # the body is written by Coco, none of it by the SDK's transform
     body = server.requests_to("responses")[-1].body
     assert body["tools"] == [TOOL]
     assert body["parallel_tool_calls"] is False
@@ -576,3 +576,27 @@ async def test_providers_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) 
     finally:
         for provider in providers:
             await provider.close()
+
+
+@pytest.mark.parametrize("wire", ["responses", "chat"])
+async def test_the_request_body_is_written_by_coco_not_by_the_sdk_s_json(
+    server: ModelServer, monkeypatch: pytest.MonkeyPatch, wire: str
+) -> None:
+    """The SDK writes a body with the standard library's json on the window's thread (10-50
+    ms for a long history); Coco writes it with orjson and hands the SDK bytes."""
+    import openai._base_client as sdk_client
+
+    def refuse(*_args: object, **_kwargs: object) -> bytes:
+        raise AssertionError("the SDK wrote the body")
+
+    monkeypatch.setattr(sdk_client, "openapi_dumps", refuse)
+    cls = ResponsesProvider if wire == "responses" else ChatCompletionsProvider
+    provider = cls(server.url, SecretStr("test-key"))
+    history = [user_message(f"message {n} ünïcode") for n in range(300)]
+    server.enqueue(Reply(text="hi"), endpoint="responses" if wire == "responses" else "chat")
+    events = await collect(provider, make_request(input=history, tools=[TOOL]))
+    assert any(type(e).__name__ == "Completed" for e in events)
+    body = server.requests_to("responses" if wire == "responses" else "chat")[-1].body
+    sent = body["input"] if wire == "responses" else body["messages"]
+    assert "message 299 ünïcode" in str(sent)
+    await provider.close()

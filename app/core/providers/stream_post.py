@@ -1,0 +1,30 @@
+"""A streaming request whose body Coco writes itself, sent by the SDK's own client.
+
+The SDK writes a request's body with the standard library's ``json`` on the event loop, which
+is the window's thread: for a long history (a few thousand items, a megabyte or two) 10 to 50
+ms at every request, in one block. Here the body is written with orjson (``fastjson.dumps``:
+milliseconds) and handed to the client as bytes; the client still sends it as it sends any
+request (the key, its headers, timeouts, its exceptions for an HTTP error), and the stream
+comes back as the SDK's ``AsyncStream`` over the raw response, as a typed call gives it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openai import AsyncOpenAI, AsyncStream, RequestOptions
+
+from ..system.fastjson import dumps
+
+
+async def stream_post(
+    client: AsyncOpenAI, path: str, body: dict[str, Any], extra_headers: dict[str, str] | None
+) -> AsyncStream[Any]:
+    """POST ``body`` (wire JSON) to ``path`` and return the response's stream, unread."""
+    options: RequestOptions = {}
+    if extra_headers:
+        options["headers"] = extra_headers
+    return await client.post(
+        path, cast_to=object, content=dumps(body), options=options, stream=True,
+        stream_cls=AsyncStream[Any],
+    )
