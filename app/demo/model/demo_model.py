@@ -22,8 +22,9 @@ from .answers import (
     answer_recap,
 )
 from .formats import requested_formats
+from .look_back import answer_from_view, is_look_back, recall_call
 from .markdown import formatted_answer
-from .tool_calls import file_intent, recall_call
+from .tool_calls import file_intent
 from .tool_results import describe_output
 
 # Said before an answer to a request it has answered before (a regenerated turn sends the same
@@ -101,6 +102,8 @@ class DemoModel:
         recalled = answer_from_notes(text, conv.notes)
         if recalled is not None:
             return recalled
+        if is_look_back(text) and (seen := answer_from_view(conv, text)) is not None:
+            return seen  # checked before any claim that it left the view
         if about_conversation == "count":
             return f"I can see **{len(conv.user_texts)}** message(s) from you in this request" + (
                 ", plus a summary of an earlier part of the conversation."
