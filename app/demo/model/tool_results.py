@@ -11,6 +11,7 @@ from typing import Any
 from ..conversation import Conversation, Entry
 from ..phrasing import join_words, quote, shorten
 from .look_back import RECALL_TOOL, answer_from_recall
+from .mcp_calls import describe_example
 from .tool_calls import LIST_TOOL, READ_TOOL, SEARCH_TOOL
 
 _EXT_LANG = {
@@ -41,6 +42,9 @@ def describe_output(conv: Conversation, output: Entry) -> str:
     lines = text.splitlines()
     if not text:
         return f"`{name}` returned nothing at all, so there is nothing to show."
+    example = describe_example(name, text)
+    if example is not None:
+        return example
     if _looks_like_error(lines[0]):
         return (
             f"`{name}` reported a problem:\n\n{quote(lines[0], 200)}\n\n"
