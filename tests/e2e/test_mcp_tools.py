@@ -1,7 +1,8 @@
 """MCP tools end to end: a real session against the loopback model server calling tools of a
 real MCP server (tests/core/tools/mcp/fault_server.py, the official SDK's server) on both APIs,
 with the approval card's event and op, Stop during an approval and during a call, a crashed
-server started again, and a huge output cut to fit and found again by recall."""
+server started again, a huge output cut to fit and found again by recall (by any words of its
+middle), and a tool's images sent as images or described."""
 
 from __future__ import annotations
 
@@ -202,6 +203,16 @@ async def test_a_huge_output_is_cut_to_fit_and_its_middle_found_by_recall(
     found = outputs(events)[0]["output"]
     assert "output of mcp__faulty__big" in found and "no longer in your view" in found, found
     assert f"\n{MIDDLE}" in found or found.count(MIDDLE) == 2, found
+    # Some words of the middle, with one it does not hold: only the question holds them all,
+    # and it is never the answer; the middle is, by the words it holds.
+    asked = "Where was the quetzal lighthouse in that output?"
+    server.enqueue(Reply(function_calls=[ToolCall("recall", {"query": "quetzal lighthouse"},
+                                                  "c3")]))
+    server.enqueue(Reply(text="There."))
+    events = await run(session, ops.UserTurn(text=asked), timeout=60)
+    found = outputs(events)[0]["output"]
+    assert "[1] turn 1 · output of mcp__faulty__big" in found and MIDDLE in found, found
+    assert asked not in found
     await session.close()
 
     resumed = await open_ready(config, session_id=session.id)
