@@ -20,12 +20,21 @@ NOTES_FOLDER = "mcp-example"  # in the data folder: where its write_note keeps n
 _SOURCE_ROOT = Path(__file__).resolve().parents[4]
 
 
+# A bundled Coco (PyInstaller: no Python to run ``-m``) runs it when started with this flag
+# (``app.main.MCP_EXAMPLE_FLAG``).
+FROZEN_FLAG = "--mcp-example-server"
+
+
 def example_server(data_dir: Path) -> McpServerSpec:
     """The example server's entry, for a session whose data lives in ``data_dir``."""
+    notes = ("--notes-dir", str(data_dir / NOTES_FOLDER))
+    if getattr(sys, "frozen", False):
+        return McpServerSpec(name=EXAMPLE_SERVER, transport="stdio", command=sys.executable,
+                             args=(FROZEN_FLAG, *notes))
     return McpServerSpec(
         name=EXAMPLE_SERVER,
         transport="stdio",
         command=sys.executable,
-        args=("-m", EXAMPLE_MODULE, "--notes-dir", str(data_dir / NOTES_FOLDER)),
+        args=("-m", EXAMPLE_MODULE, *notes),
         env=(("PYTHONPATH", SecretStr(str(_SOURCE_ROOT))),),
     )
