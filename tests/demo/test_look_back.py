@@ -80,3 +80,14 @@ def test_the_question_that_asked_is_skipped_for_the_next_passage() -> None:
     only = recall_output(("turn 3 · the user's message · still in your view", QUESTION))
     answer = answer_from_recall(request, "port staging", only)
     assert "found only your question" in answer and "no longer in my view" not in answer
+
+
+def test_a_question_quoted_back_is_no_answer_and_the_users_words_come_first() -> None:
+    echoed = conv(
+        Entry("assistant", f"Your question: “{QUESTION}” The key words are staging, server and port."),
+        Entry("user", FACT), Entry("user", QUESTION),
+    )
+    answer = answer_from_view(echoed, QUESTION)
+    assert answer is not None and "You told me" in answer and "7001" in answer
+    quoted_only = conv(Entry("assistant", f"Your question: “{QUESTION}”"), Entry("user", QUESTION))
+    assert answer_from_view(quoted_only, QUESTION) is None

@@ -32,6 +32,9 @@ _LOOK_BACK_WORDS = frozenset(
 )
 # A word as :func:`keywords` reads it (an identifier such as "svc-orchard-41" is one word).
 _TOKEN = re.compile(r"[a-z][a-z0-9_+#.-]*[a-z0-9_+#]|[a-z]")
+# Where the answer to a look-back may be, most trusted first: the user's words, the notes and
+# summaries that keep them, what a tool read, what the model said (which may only echo them).
+_TRUSTED = ("user", "notes", "summary", "output", "assistant")
 # Where a recall hit comes from says whether the model still sees it.
 _STILL_SEEN = "still in your view"
 _SEEN_AS = {"the user's message": "what you said", "your answer": "what I answered"}
@@ -56,17 +59,19 @@ def seen_sentence(conv: Conversation, words: list[str]) -> tuple[Entry, str] | N
     """The sentence of what the model still sees (not the question being answered) that holds
     the most of ``words``: at least half of them, and two when there are more than two."""
     needed = max(1, min(2, len(words)), (len(words) + 1) // 2)
-    best: tuple[int, Entry, str] | None = None
+    best: tuple[int, int, Entry, str] | None = None
     for entry in conv.entries[:-1]:
-        if entry.kind not in ("user", "assistant", "summary", "notes", "output"):
+        if entry.kind not in _TRUSTED:
             continue
         for sentence in sentences(entry.text):
-            if sentence.rstrip().endswith("?"):
-                continue  # a question holds no answer
+            if _is_question(sentence):
+                continue  # a question (even one quoted back) holds no answer
             held = sum(1 for w in words if _holds(sentence, w))
-            if held >= needed and (best is None or held > best[0]):
-                best = (held, entry, sentence)
-    return None if best is None else (best[1], best[2])
+            # The most of the words, then what the user said over what was said about it.
+            rank = (held, -_TRUSTED.index(entry.kind))
+            if held >= needed and (best is None or rank > best[:2]):
+                best = (*rank, entry, sentence)
+    return None if best is None else (best[2], best[3])
 
 
 def answer_from_view(conv: Conversation, text: str) -> str | None:
@@ -135,11 +140,15 @@ def _seen_in(conv: Conversation, excerpt: str, words: list[str]) -> bool:
     flat = _flat(excerpt.strip("…"))
     for entry in conv.entries[:-1]:
         for sentence in sentences(entry.text):
-            if sentence.rstrip().endswith("?") or len(sentence) < 20:
+            if _is_question(sentence) or len(sentence) < 20:
                 continue
             if any(_holds(sentence, w) for w in words) and _flat(sentence) in flat:
                 return True
     return False
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip(" \"'”’»)*_").endswith("?")
 
 
 def _holds(sentence: str, word: str) -> bool:
