@@ -257,6 +257,10 @@ async def test_a_tools_image_is_sent_as_an_image_to_a_model_that_takes_them(
     # Reopened, the next request sends the image again (read back from its stored file).
     resumed = await open_ready(make_config(wire_api=wire_api, mcp_servers=(faulty(tmp_path),)),
                                session_id=session.id)
+    replayed = [e.item.data for e in resumed.replay_events() if e.type == "item_completed"
+                and e.item.kind == "function_call_output"]
+    assert replayed[0]["images"] == shown["images"]  # shown on resume as live
+    assert "base64" not in Path(resumed.rollout_path).read_text()  # named, never held
     server.enqueue(Reply(text="Still red."), endpoint=wire_api)
     await run(resumed, ops.UserTurn(text="and now?"), timeout=30)
     sent = json.dumps(server.requests_to(wire_api)[-1].body)
