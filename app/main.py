@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("coco")
 
 DEMO_TOKENS_PER_SECOND = 60
+# How a bundled Coco (no Python to run ``-m``) is started as the example MCP server the demo
+# offers (app/core/tools/mcp/example.py starts it so).
+MCP_EXAMPLE_FLAG = "--mcp-example-server"
 
 
 def configure_application(app: Any) -> None:
@@ -139,9 +142,15 @@ def _ensure_std_streams() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Start Coco; returns the process exit code."""
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == [MCP_EXAMPLE_FLAG]:  # a bundled Coco runs the example MCP server so
+        from app.demo.mcp_example import main as serve_example
+
+        serve_example(words[1:])
+        return 0
     _ensure_std_streams()
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(words)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return exc.code if isinstance(exc.code, int) else 0
 

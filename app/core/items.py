@@ -18,6 +18,8 @@ ENVIRONMENT_CONTEXT_OPEN = "<environment_context>"
 INJECTED_PREFIXES = (ENVIRONMENT_CONTEXT_OPEN, "<user_instructions>", "<branch_summary>")
 # A user message's part naming an attachment (``app.core.attachments``); never sent as is.
 ATTACHMENT = "coco_attachment"
+# A tool output's key holding the images it returned, as ``ATTACHMENT`` parts; never sent as is.
+TOOL_IMAGES = "coco_images"
 
 
 def new_id(prefix: str) -> str:
@@ -111,12 +113,18 @@ def attachment_block(part: dict[str, Any]) -> str:
     return f'<file name="{name}">\n{part.get("text", "")}\n</file>'
 
 
+def tool_images(item: Item) -> list[dict[str, Any]]:
+    """The images a tool output returned (``ATTACHMENT`` parts under ``TOOL_IMAGES``)."""
+    images = item.get(TOOL_IMAGES) if item_type(item) == "function_call_output" else None
+    return [p for p in images if isinstance(p, dict)] if isinstance(images, list) else []
+
+
 def attachment_tokens(item: Item) -> int:
-    """What a message's images cost in tokens (their text-free part: the image rule's count
-    made when attached)."""
+    """What a message's (or a tool output's) images cost in tokens (their text-free part: the
+    image rule's count made when attached)."""
     return sum(
         int(part.get("tokens") or 0)
-        for part in attachment_parts(item)
+        for part in [*attachment_parts(item), *tool_images(item)]
         if part.get("kind") == "image"
     )
 

@@ -306,6 +306,11 @@ def build_core_config(
     """
     env = os.environ if env is None else env
     mcp_servers, mcp_errors = parse_servers(settings.mcp_servers, secret or (lambda _key: ""))
+    if settings.provider == "demo" and not settings.mcp_servers:
+        # The demo shows an MCP tool with nothing configured; the settings stay as they are.
+        from .tools.mcp.example import example_server
+
+        mcp_servers = [example_server(data_dir)]
     fields: dict[str, Any] = {
         "auto_compact": settings.auto_compact,
         "remote_compaction": settings.remote_compaction,

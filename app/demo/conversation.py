@@ -17,6 +17,8 @@ from .attachments import split_attachments
 from .wire import Json, content_text, item_type
 
 COMPACTION_HEADER = "x-coco-request-kind"
+# The user message a Chat Completions client sends the images of tool outputs in (Coco's words).
+TOOL_IMAGES_TEXT = "The images the tool calls above returned:"
 ENCRYPTED_PREFIX = "demo-enc:"
 
 # Context blocks a client injects (``<environment_context>…</environment_context>``) are not
@@ -173,8 +175,8 @@ def read_conversation(instructions: str, items: list[Json], tools: set[str]) -> 
             if role == "assistant":
                 entries.append(Entry("assistant", text))
             elif role == "user":
-                if is_injected_context(text):
-                    continue
+                if is_injected_context(text) or text.startswith(TOOL_IMAGES_TEXT):
+                    continue  # (the images of tool outputs: the outputs name them)
                 if is_notes_block(text):
                     entries.append(Entry("notes", text))
                     continue
@@ -200,7 +202,7 @@ def read_conversation(instructions: str, items: list[Json], tools: set[str]) -> 
             entries.append(
                 Entry(
                     "output",
-                    output if isinstance(output, str) else str(output),
+                    output if isinstance(output, str) else content_text(output),
                     call_id=str(item.get("call_id", "")),
                 )
             )

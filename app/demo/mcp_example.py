@@ -2,16 +2,18 @@
 offline demo model calls its tools, so a newcomer sees an MCP tool, its approval card and its
 output with no key and no network.
 
-Run it as ``python -m app.demo.mcp_example`` (stdio). Its tools:
+Run it as ``python -m app.demo.mcp_example [--notes-dir FOLDER]`` (stdio). Its tools:
 
 - ``word_count`` (read-only): counts the words, lines and characters of a text;
 - ``roll_dice`` (read-only): rolls dice from a seed, the same every time for a seed;
-- ``write_note`` (destructive): appends a note to ``notes.txt`` in the folder it was started in,
-  so the card asks before every call until the tool is allowed.
+- ``write_note`` (destructive): appends a note to ``notes.txt`` in ``--notes-dir`` (created when
+  missing; the folder it was started in without it), so the card asks before every call until
+  the tool is allowed.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from mcp.types import ToolAnnotations
 
 SERVER_NAME = "coco-example"
 NOTES_FILE = "notes.txt"
+
+_notes_dir: Path | None = None  # set by ``--notes-dir``
 
 server = MCPServer(SERVER_NAME, instructions="Small tools that show how Coco runs MCP tools.")
 
@@ -52,13 +56,21 @@ def roll_dice(count: int = 2, sides: int = 6, seed: int = 7) -> str:
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
 )
 def write_note(text: str) -> str:
-    path = Path.cwd() / NOTES_FILE
+    folder = _notes_dir or Path.cwd()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / NOTES_FILE
     with path.open("a", encoding="utf-8") as file:
         file.write(text.rstrip("\n") + "\n")
     return f"appended {len(text)} characters to {path}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    global _notes_dir
+    parser = argparse.ArgumentParser(prog="python -m app.demo.mcp_example",
+                                     description="Coco's example MCP server (stdio).")
+    parser.add_argument("--notes-dir", type=Path, default=None,
+                        help="where write_note keeps notes.txt (default: the current folder)")
+    _notes_dir = parser.parse_args(argv).notes_dir
     server.run("stdio")
 
 

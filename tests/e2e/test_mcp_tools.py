@@ -1,7 +1,8 @@
 """MCP tools end to end: a real session against the loopback model server calling tools of a
 real MCP server (tests/core/tools/mcp/fault_server.py, the official SDK's server) on both APIs,
 with the approval card's event and op, Stop during an approval and during a call, a crashed
-server started again, and a huge output cut to fit and found again by recall."""
+server started again, a huge output cut to fit and found again by recall (by any words of its
+middle), and a tool's images sent as images or described."""
 
 from __future__ import annotations
 
@@ -202,6 +203,16 @@ async def test_a_huge_output_is_cut_to_fit_and_its_middle_found_by_recall(
     found = outputs(events)[0]["output"]
     assert "output of mcp__faulty__big" in found and "no longer in your view" in found, found
     assert f"\n{MIDDLE}" in found or found.count(MIDDLE) == 2, found
+    # Some words of the middle, with one it does not hold: only the question holds them all,
+    # and it is never the answer; the middle is, by the words it holds.
+    asked = "Where was the quetzal lighthouse in that output?"
+    server.enqueue(Reply(function_calls=[ToolCall("recall", {"query": "quetzal lighthouse"},
+                                                  "c3")]))
+    server.enqueue(Reply(text="There."))
+    events = await run(session, ops.UserTurn(text=asked), timeout=60)
+    found = outputs(events)[0]["output"]
+    assert "[1] turn 1 · output of mcp__faulty__big" in found and MIDDLE in found, found
+    assert asked not in found
     await session.close()
 
     resumed = await open_ready(config, session_id=session.id)
@@ -211,3 +222,68 @@ async def test_a_huge_output_is_cut_to_fit_and_its_middle_found_by_recall(
     cut = next(i for i in resumed.history() if i.get("call_id") == "c1" and "output" in i)
     assert bool(MIDDLE not in cut["output"]) and "left out" in cut["output"]
     await resumed.close()
+
+
+@pytest.mark.parametrize("wire_api", ["responses", "chat"])
+async def test_a_tools_image_is_sent_as_an_image_to_a_model_that_takes_them(
+    server, make_config, tmp_path, wire_api
+):
+    session = await open_ready(make_config(wire_api=wire_api, mcp_servers=(faulty(tmp_path),)))
+    server.enqueue(Reply(function_calls=[ToolCall("mcp__faulty__picture", {}, "c1")]),
+                   endpoint=wire_api)
+    server.enqueue(Reply(text="A red rectangle."), endpoint=wire_api)
+    events = await run(session, ops.UserTurn(text="draw"), timeout=30)
+    shown = outputs(events)[0]
+    assert shown["ok"] and shown["output"].startswith("a red rectangle\n[image: image/png, "), shown
+    assert len(shown["images"]) == 1  # for the window to show
+    assert shown["images"][0]["description"].startswith(
+        "mcp__faulty__picture-image-1.png, PNG image 24x16, ")
+    assert Path(shown["images"][0]["path"]).is_file()  # stored beside the session
+    body = server.requests_to(wire_api)[-1].body
+    if wire_api == "responses":
+        output = body["input"][-1]["output"]
+        assert output[0] == {"type": "input_text", "text": shown["output"]}
+        assert output[1]["type"] == "input_image"
+        assert output[1]["image_url"].startswith("data:image/png;base64,")
+        assert "coco_images" not in body["input"][-1]
+    else:
+        tool, images = body["messages"][-2:]
+        assert tool["role"] == "tool" and tool["content"] == shown["output"]
+        assert images["role"] == "user" and images["content"][0]["type"] == "text"
+        assert images["content"][1]["type"] == "image_url"
+        assert images["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    await session.close()
+
+    # Reopened, the next request sends the image again (read back from its stored file).
+    resumed = await open_ready(make_config(wire_api=wire_api, mcp_servers=(faulty(tmp_path),)),
+                               session_id=session.id)
+    replayed = [e.item.data for e in resumed.replay_events() if e.type == "item_completed"
+                and e.item.kind == "function_call_output"]
+    assert replayed[0]["images"] == shown["images"]  # shown on resume as live
+    assert "base64" not in Path(resumed.rollout_path).read_text()  # named, never held
+    server.enqueue(Reply(text="Still red."), endpoint=wire_api)
+    await run(resumed, ops.UserTurn(text="and now?"), timeout=30)
+    sent = json.dumps(server.requests_to(wire_api)[-1].body)
+    assert sent.count("data:image/png;base64,") == 1
+    await resumed.close()
+
+
+async def test_a_tools_image_is_described_to_a_model_that_does_not_take_them(
+    server, make_config, tmp_path
+):
+    config = make_config(accepts_images=False, mcp_servers=(faulty(tmp_path),))
+    session = await open_ready(config)
+    server.enqueue(Reply(function_calls=[
+        ToolCall("mcp__faulty__picture", {}, "c1"), ToolCall("mcp__faulty__broken_picture", {}, "c2"),
+    ]))
+    server.enqueue(Reply(text="Described."))
+    events = await run(session, ops.UserTurn(text="draw"), timeout=30)
+    assert [o["ok"] for o in outputs(events)] == [True, True]
+    broken = outputs(events)[1]["output"]
+    assert "An image the tool returned is not sent" in broken and "damaged" in broken, broken
+    sent = server.requests_to("responses")[-1].body["input"]
+    picture = next(i for i in sent if i.get("call_id") == "c1" and "output" in i)["output"]
+    assert isinstance(picture, str) and "input_image" not in json.dumps(sent)
+    assert "[The tool returned an image: mcp__faulty__picture-image-1.png, PNG image 24x16" \
+        in picture and "This model does not take images" in picture, picture
+    await session.close()

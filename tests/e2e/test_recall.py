@@ -155,3 +155,44 @@ async def test_the_user_searches_the_whole_conversation_through_an_op(server, ma
     events = await collect(session, "conversation_matches")
     assert events[-1].matches == [] and events[-1].message == "Type words to look for."
     await session.close()
+
+
+async def test_after_compact_the_demo_answers_from_its_view_or_the_found_passage(make_config):
+    # A newcomer's try: a fact, /compact (the fact kept verbatim), then questions about it.
+    demo = ModelServer(mode="demo").start()
+    try:
+        config = make_config(base_url=demo.url, model="coco-demo", demo_hints=True)
+        session = await Session.open(config)
+        await run(session, ops.UserTurn(text="My cat is called Biscuit and she is seven."))
+        await run(session, ops.UserTurn(
+            text="The staging server listens on port 7001 behind the gateway."))
+        await run(session, ops.UserTurn(text="Tell me about gardening tools."))
+        await run(session, ops.Compact())
+        assert "port 7001 behind the gateway" in str(session.history())  # kept verbatim
+
+        # Its telling words are in one sentence it sees: answered from it, no search.
+        events = await run(session, ops.UserTurn(text="What was my cat called earlier?"))
+        assert not [e for e in of_type(events, "item_completed")
+                    if e.item.kind == "function_call"]
+        answer = of_type(events, "agent_message")[-1].text
+        assert "still in my view" in answer and "Biscuit" in answer, answer
+        assert "no longer in my view" not in answer
+
+        # No sentence it sees holds both "gateway" and "address": it searches. The only passage
+        # with both is the question; the search finds passages with "gateway" (its own answer
+        # out of view first, which quotes the fact still in view) and says the fact is in view.
+        question = "What was the gateway address I mentioned?"
+        events = await run(session, ops.UserTurn(text=question))
+        calls = [e.item.data for e in of_type(events, "item_completed")
+                 if e.item.kind == "function_call"]
+        assert [call.get("name") for call in calls] == ["recall"]
+        found = next(e.item.data["output"] for e in of_type(events, "item_completed")
+                 if e.item.kind == "function_call_output")
+        assert question not in found, found  # never the message that asked
+        answer = of_type(events, "agent_message")[-1].text
+        assert "port 7001 behind the gateway" in answer, answer
+        assert "still in my view" in answer and "no longer in my view" not in answer, answer
+        assert question not in answer
+        await session.close()
+    finally:
+        demo.stop()

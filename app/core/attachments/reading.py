@@ -41,6 +41,26 @@ def sniff_kind(head: bytes, path: Path) -> str:
     return "text"
 
 
+def image_attachment(data: bytes, name: str, store: AttachmentStore) -> Part:
+    """The part for an image's bytes (a file's, or a tool's output), stored in ``store`` with
+    the copy scaled for sending; :class:`AttachmentError` in words when it cannot be sent."""
+    image = prepare_image(data, name)
+    original_mime = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp",
+                     "GIF": "image/gif"}[image.format]
+    part: Part = {
+        "type": ATTACHMENT, "kind": "image", "name": name, "size": len(data),
+        "mime": original_mime, "width": image.width, "height": image.height,
+        "sent_width": image.sent_width, "sent_height": image.sent_height,
+        "tokens": image.tokens, "file": store.put(data, original_mime),
+    }
+    if image.sent is data:
+        part.update(sent_file=part["file"], sent_mime=original_mime)
+    else:
+        part.update(sent_file=store.put(image.sent, image.sent_mime), sent_mime=image.sent_mime)
+    store.remember_url(part["sent_file"], image.sent, part["sent_mime"])
+    return part
+
+
 def read_attachment(path: Path, store: AttachmentStore) -> Part:
     """The part for the file at ``path``, its bytes stored in ``store``."""
     name = path.name or str(path)
@@ -64,23 +84,9 @@ def read_attachment(path: Path, store: AttachmentStore) -> Part:
         raise AttachmentError(f"{name} could not be read: permission denied.") from exc
     except OSError as exc:
         raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
-    part: Part = {"type": ATTACHMENT, "kind": kind, "name": name, "size": len(data)}
     if kind == "image":
-        image = prepare_image(data, name)
-        original_mime = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp",
-                         "GIF": "image/gif"}[image.format]
-        part.update(
-            mime=original_mime, width=image.width, height=image.height,
-            sent_width=image.sent_width, sent_height=image.sent_height, tokens=image.tokens,
-            file=store.put(data, original_mime),
-        )
-        if image.sent is data:
-            part.update(sent_file=part["file"], sent_mime=original_mime)
-        else:
-            part.update(sent_file=store.put(image.sent, image.sent_mime),
-                        sent_mime=image.sent_mime)
-        store.remember_url(part["sent_file"], image.sent, part["sent_mime"])
-        return part
+        return image_attachment(data, name, store)
+    part: Part = {"type": ATTACHMENT, "kind": kind, "name": name, "size": len(data)}
     if kind == "pdf":
         text, pages = pdf_text(data, name)
         part.update(mime="application/pdf", pages=pages)

@@ -14,8 +14,8 @@ from ..config import CoreConfig
 from ..items import Item, attachment_block
 from .errors import AttachmentError
 from .parts import Part, describe, display
-from .reading import read_attachment
-from .store import AttachmentStore
+from .reading import image_attachment, read_attachment
+from .store import EXTENSIONS, AttachmentStore
 from .vision import VisionCheck
 from .wire import image_files, wire_items
 
@@ -92,9 +92,37 @@ class SessionAttachments:
         if wanted:
             await asyncio.to_thread(self.store.load, wanted)
 
-    def wire(self, items: list[Item]) -> list[Item]:
-        """``items`` as a request sends them (see :func:`wire.wire_items`)."""
-        return wire_items(items, self.store.data_url)
+    def wire(self, items: list[Item], config: CoreConfig | None = None) -> list[Item]:
+        """``items`` as a request to ``config``'s model sends them (see
+        :func:`wire.wire_items`): a tool's images as images if it takes them as far as is
+        known (see :meth:`tool_images`), else described."""
+        images = config is None or self._vision.known(config)
+        return wire_items(items, self.store.data_url, images)
+
+    async def tool_images(
+        self, tool: str, images: tuple[tuple[str, bytes], ...], config: CoreConfig
+    ) -> tuple[list[Part], list[str]]:
+        """The parts of the images a tool returned, stored like attachments (scaled for
+        sending, read in a worker), and the words for those that cannot be sent; the model's
+        server is asked whether it takes images (once), so the request knows."""
+        found = await asyncio.to_thread(self._tool_images, tool, images)
+        await self._vision.takes_images(config)
+        return found
+
+    def _tool_images(
+        self, tool: str, images: tuple[tuple[str, bytes], ...]
+    ) -> tuple[list[Part], list[str]]:
+        parts: list[Part] = []
+        problems: list[str] = []
+        for n, (mime, data) in enumerate(images, start=1):
+            name = f"{tool or 'tool'}-image-{n}.{EXTENSIONS.get(mime, 'img')}"
+            try:
+                parts.append(image_attachment(data, name, self.store))
+            except AttachmentError as exc:
+                problems.append(exc.message)
+            except (OSError, MemoryError) as exc:
+                problems.append(f"{name} could not be kept: {exc}")
+        return parts, problems
 
     def inspect(self, paths: list[str], emit: Callable[[p.Event], None]) -> None:
         """Read ``paths`` in the background and emit what each costs (``AttachmentsInspected``)."""

@@ -16,11 +16,8 @@ class VisionCheck:
     def __init__(self) -> None:
         self._said: dict[tuple[str, str], bool | None] = {}
 
-    async def refusal(self, config: CoreConfig, images: list[str]) -> str | None:
-        """The words refusing a message with ``images`` (file names) when the model does
-        not take images, else None."""
-        if not images:
-            return None
+    async def takes_images(self, config: CoreConfig) -> bool:
+        """Whether the model takes images, its server asked the first time."""
         key = (config.base_url, config.model)
         if key not in self._said:
             said: bool | None = None
@@ -30,9 +27,20 @@ class VisionCheck:
                 )
                 said = info.supports_vision
             self._said[key] = said
-        said = self._said[key]
-        if said is True or (said is None and config.accepts_images):
+        return self.known(config)
+
+    def known(self, config: CoreConfig) -> bool:
+        """Whether the model takes images as far as is known now, without asking: its
+        server's word if it was asked, else the setting."""
+        said = self._said.get((config.base_url, config.model))
+        return said is True or (said is None and config.accepts_images)
+
+    async def refusal(self, config: CoreConfig, images: list[str]) -> str | None:
+        """The words refusing a message with ``images`` (file names) when the model does
+        not take images, else None."""
+        if not images or await self.takes_images(config):
             return None
+        said = self._said.get((config.base_url, config.model))
         why = (
             "its server says it does not read images"
             if said is False

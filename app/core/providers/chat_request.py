@@ -36,8 +36,14 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
     messages: list[Message] = []
     if instructions:
         messages.append({"role": "system", "content": instructions})
+    # A tool message carries text only: the images of tool outputs follow the run of tool
+    # messages, as a user message of ``image_url`` parts.
+    images: list[dict[str, Any]] = []
     for item in items:
         kind = item_type(item)
+        if kind != "function_call_output" and images:
+            messages.append(_tool_images_message(images))
+            images = []
         if kind == "message":
             role = item.get("role")
             text = message_text(item)
@@ -71,8 +77,32 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[Message]:
                     "content": _output_text(item.get("output", "")),
                 }
             )
+            images.extend(_image_parts(item.get("output")))
         # reasoning, compaction and unknown items have no chat equivalent: skipped.
+    if images:
+        messages.append(_tool_images_message(images))
     return messages
+
+
+TOOL_IMAGES_TEXT = "The images the tool calls above returned:"
+
+
+def _tool_images_message(images: list[dict[str, Any]]) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images]}
+
+
+def _image_parts(content: object) -> list[dict[str, Any]]:
+    """The ``input_image`` parts of ``content`` as Chat Completions ``image_url`` parts."""
+    if not isinstance(content, list):
+        return []
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "input_image":
+            url: dict[str, Any] = {"url": str(part.get("image_url", ""))}
+            if part.get("detail"):
+                url["detail"] = part["detail"]
+            parts.append({"type": "image_url", "image_url": url})
+    return parts
 
 
 def _user_content(item: Item, text: str) -> str | list[dict[str, Any]]:
@@ -88,10 +118,7 @@ def _user_content(item: Item, text: str) -> str | list[dict[str, Any]]:
         if not isinstance(part, dict):
             continue
         if part.get("type") == "input_image":
-            url: dict[str, Any] = {"url": str(part.get("image_url", ""))}
-            if part.get("detail"):
-                url["detail"] = part["detail"]
-            parts.append({"type": "image_url", "image_url": url})
+            parts.extend(_image_parts([part]))
         elif part.get("type") in ("input_text", "text") and part.get("text"):
             parts.append({"type": "text", "text": str(part["text"])})
     return parts

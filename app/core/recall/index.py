@@ -28,6 +28,7 @@ from typing import Any
 
 from ..rollout.store import RolloutWriter, read_rollout
 from .query import SearchQuery
+from .ranking import ANY_WORDS, ranked
 from .records import RecordIndexer
 from .results import RecallHit, RecallResult
 from .store import (
@@ -44,8 +45,6 @@ from .store import (
 # ``recall_index_path`` is still found here, where it was before the store had a module.
 __all__ = ["RecallIndex", "recall_index_path"]
 
-# Candidates read per search before in-view ones are put last.
-CANDIDATES = 200
 
 log = logging.getLogger(__name__)
 _jobs: queue.SimpleQueue[Callable[[], None]] | None = None  # the worker's, once it runs
@@ -166,21 +165,24 @@ class RecallIndex:
         limit: int,
         in_view: frozenset[bytes] = frozenset(),
         where: Callable[[int], bool] | None = None,
+        exclude: frozenset[bytes] = frozenset(),
     ) -> RecallResult:
-        """The best ``limit`` passages for ``query``, those whose item is not in ``in_view``
-        (digests of the model's view, see :func:`item_digest`) first; with ``where``, only
-        those of the records it accepts (by their number in the rollout: a branch's). Blocking:
-        call it off the event loop. Raises ``OSError``/``sqlite3.Error`` only when even an
-        index in memory cannot be built."""
+        """The best ``limit`` passages for ``query``: those whose item is not in ``in_view``
+        (digests of the model's view, see :func:`item_digest`) first, then the exact phrase,
+        then every word, then any of them, each by BM25; never those of the items in
+        ``exclude`` (the message that asked). With ``where``, only those of the records it
+        accepts (by their number in the rollout: a branch's). Blocking: call it off the event
+        loop. Raises ``OSError``/``sqlite3.Error`` only when even an index in memory cannot be
+        built."""
         with self._db_lock:
             if self._closed:
                 return RecallResult([], False, "the conversation is closed")
             self._drain_safely(catch_up=True)
             try:
-                return self._search(query, limit, in_view, where)
+                return self._search(query, limit, in_view, where, exclude)
             except sqlite3.DatabaseError:
                 self._rebuild("the search index was damaged and has been rebuilt")
-                return self._search(query, limit, in_view, where)
+                return self._search(query, limit, in_view, where, exclude)
 
     def _search(
         self,
@@ -188,18 +190,12 @@ class RecallIndex:
         limit: int,
         in_view: frozenset[bytes],
         where: Callable[[int], bool] | None,
+        exclude: frozenset[bytes],
     ) -> RecallResult:
         conn = self._connection()
-        all_words = True
-        rows = self._candidates(conn, query.match, where)
-        if not rows:
-            all_words = False
-            rows = self._candidates(conn, query.any_match, where)
-        fresh = [row for row in rows if row[1] not in in_view]
-        seen = [row for row in rows if row[1] in in_view]
-        chosen = (fresh + seen)[:limit]
+        chosen = ranked(conn, query, limit, in_view, where, exclude)
         hits: list[RecallHit] = []
-        for rowid, digest, _seq in chosen:
+        for rowid, digest, tier in chosen:
             seq, turn, role, tool, time, ref, blob = conn.execute(
                 "SELECT seq, turn, role, tool, time, ref, text FROM passages WHERE id = ?",
                 (rowid,),
@@ -214,21 +210,10 @@ class RecallIndex:
                     in_view=digest in in_view,
                     seq=seq,
                     call_id=ref,
+                    all_words=tier < ANY_WORDS,
                 )
             )
-        return RecallResult(hits, all_words and bool(hits), self._note)
-
-    @staticmethod
-    def _candidates(
-        conn: sqlite3.Connection, match: str, where: Callable[[int], bool] | None
-    ) -> list[tuple[int, bytes, int]]:
-        rows: list[tuple[int, bytes, int]] = conn.execute(
-            "SELECT fts.rowid, passages.digest, passages.seq FROM fts "
-            "JOIN passages ON passages.id = fts.rowid "
-            "WHERE fts MATCH ? ORDER BY bm25(fts, 1.0, 0.5) LIMIT ?",
-            (match, CANDIDATES),
-        ).fetchall()
-        return rows if where is None else [row for row in rows if where(row[2])]
+        return RecallResult(hits, any(hit.all_words for hit in hits), self._note)
 
     # ------------------------------------------------------------------------ storage
 

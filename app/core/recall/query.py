@@ -15,6 +15,8 @@ from dataclasses import dataclass
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 16
 MAX_WORD_CHARS = 64
+# A longer query is not also searched as one phrase (it is a question, not a quotation).
+MAX_PHRASE_WORDS = 32
 
 # What the tokenizer (unicode61) keeps together: letters and digits; "_" and "-" separate.
 WORD = re.compile(r"[^\W_]+")
@@ -42,13 +44,16 @@ def split_form(token: str) -> list[str]:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """A sanitised query: ``match`` needs every word, ``any_match`` one of them; ``words``
-    (lower case) are what the excerpts are centred on; ``note`` says what was changed."""
+    """A sanitised query: ``match`` needs every word, ``any_match`` one of them, ``phrase``
+    (when the query has several words) all of them in their order, stop words included;
+    ``words`` (lower case) are what the excerpts are centred on; ``note`` says what was
+    changed."""
 
     match: str
     any_match: str
     words: list[str]
     note: str = ""
+    phrase: str = ""
 
 
 def build_query(text: str) -> SearchQuery | None:
@@ -59,11 +64,13 @@ def build_query(text: str) -> SearchQuery | None:
         note = f"the query was cut to its first {MAX_QUERY_CHARS} characters"
     terms: list[str] = []
     words: list[str] = []
+    in_order: list[str] = []  # every word, repeats and stop words included: the phrase
     seen: set[str] = set()
     for chunk in _CHUNK_BREAKS.sub(" ", text).split():
         parts = [p.lower()[:MAX_WORD_CHARS] for p in WORD.findall(chunk)]
         if not parts:
             continue
+        in_order.extend(parts)
         key = " ".join(parts)
         if key in seen:
             continue
@@ -87,7 +94,11 @@ def build_query(text: str) -> SearchQuery | None:
         extra = f"only its first {MAX_TERMS} words were searched"
         note = f"{note}; {extra}" if note else extra
     kept_words = [w for w in words if w not in STOPWORDS] or words
-    return SearchQuery(" AND ".join(terms), " OR ".join(terms), kept_words, note)
+    match = " AND ".join(terms)
+    phrase = f'"{" ".join(in_order)}"' if 1 < len(in_order) <= MAX_PHRASE_WORDS else ""
+    if phrase == match:
+        phrase = ""  # one identifier: already searched as the phrase of its parts
+    return SearchQuery(match, " OR ".join(terms), kept_words, note, phrase)
 
 
 def _keys(terms: list[str]) -> list[str]:

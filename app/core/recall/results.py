@@ -19,10 +19,11 @@ class RecallHit:
     in_view: bool
     seq: int  # the rollout record it comes from (0-based, in order)
     call_id: str = ""  # the tool call it made or answered
+    all_words: bool = True  # it holds every word of the query (else some of them)
 
 
 @dataclass(frozen=True)
 class RecallResult:
     hits: list[RecallHit]
-    all_words: bool  # every word matched (else: the best passages with some of them)
+    all_words: bool  # some passage holds every word (else: the best with some of them)
     note: str = ""  # how the index is kept, when it is not as usual (in memory, rebuilt)

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..attachments.parts import describe
+from ..compaction.notes.block import is_notes_message
 from ..compaction.prompts import is_summary_message
 from ..items import (
     Item,
     attachment_block,
     attachment_parts,
     is_injected_context,
+    is_message,
     item_type,
     message_text,
 )
@@ -39,6 +41,18 @@ def item_digest(item: Item) -> bytes | None:
     """The digest a history item is known by in the index (``None``: never indexed)."""
     found = item_text(item)
     return None if found is None else digest(found[1])
+
+
+def asking_message(items: Sequence[Item]) -> bytes | None:
+    """The digest of the user's message the model is answering (the last one of ``items``
+    that the user wrote: not a summary, carried notes or injected context), or ``None``."""
+    for item in reversed(items):
+        if not is_message(item, "user") or is_summary_message(item) or is_notes_message(item):
+            continue
+        found = item_text(item)
+        if found is not None:
+            return digest(found[1])
+    return None
 
 
 def item_text(item: Item) -> tuple[str, str] | None:

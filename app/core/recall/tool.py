@@ -19,7 +19,7 @@ from ..items import Item
 from ..tools.calls import ToolError, ToolResult, function_spec, int_arg, parse_arguments, str_arg
 from ..tools.workspace import WorkspaceTools
 from .query import SearchQuery, build_query
-from .searchable import RECALL_TOOL, item_digest
+from .searchable import RECALL_TOOL, asking_message, item_digest
 
 if TYPE_CHECKING:  # the index (and sqlite3) is loaded when a session first needs it
     from ..tools.mcp.servers import McpServers
@@ -133,7 +133,8 @@ class RecallTool:
                 ok=False,
             )
         tree = self.tree
-        result = await self.find(query, limit, tree.record_on_active_path if tree else None)
+        where = tree.record_on_active_path if tree else None
+        result = await self.find(query, limit, where, without_asking=True)
         if isinstance(result, str):
             return ToolResult(result, ok=False)
         return ToolResult(self._format(shown, query, result), ok=True)
@@ -164,13 +165,19 @@ class RecallTool:
         return p.ConversationMatches(query=text, matches=found, message=message)
 
     async def find(
-        self, query: SearchQuery, limit: int, where: Callable[[int], bool] | None = None
+        self,
+        query: SearchQuery,
+        limit: int,
+        where: Callable[[int], bool] | None = None,
+        *,
+        without_asking: bool = False,
     ) -> RecallResult | str:
-        """The index's answer (``where``: only the records it accepts), or why there is none
-        in words."""
+        """The index's answer (``where``: only the records it accepts; ``without_asking``:
+        never the user's message the model is answering, which asked the question), or why
+        there is none in words."""
         items = list(self._history())
         try:
-            return await asyncio.to_thread(self._find, query, limit, items, where)
+            return await asyncio.to_thread(self._find, query, limit, items, where, without_asking)
         except Exception as exc:  # noqa: BLE001 - a broken index must not end the turn
             return f"recall could not search this conversation: {exc}"
 
@@ -180,9 +187,12 @@ class RecallTool:
         limit: int,
         items: list[Item],
         where: Callable[[int], bool] | None,
+        without_asking: bool,
     ) -> RecallResult:
         in_view = frozenset(d for d in map(item_digest, items) if d is not None)
-        return self.index.search(query, limit, in_view, where)
+        asking = asking_message(items) if without_asking else None
+        exclude = frozenset() if asking is None else frozenset({asking})
+        return self.index.search(query, limit, in_view, where, exclude)
 
     def _format(self, shown: str, query: SearchQuery, result: RecallResult) -> str:
         notes = [n for n in (query.note, result.note) if n]
@@ -194,7 +204,8 @@ class RecallTool:
         while True:
             width = max(MIN_EXCERPT_CHARS, min(MAX_EXCERPT_CHARS, budget * 3 // len(hits)))
             blocks = [
-                f"[{n}] {_where(hit)}\n{excerpt(hit.text, query.words, width)}"
+                f"[{n}] {_where(hit, mixed=result.all_words)}\n"
+                f"{excerpt(hit.text, query.words, width)}"
                 for n, hit in enumerate(hits, start=1)
             ]
             head = _header(shown, hits, result.all_words)
@@ -292,7 +303,9 @@ def _word_pattern(words: list[str]) -> re.Pattern[str]:
     )
 
 
-def _where(hit: RecallHit) -> str:
+def _where(hit: RecallHit, *, mixed: bool = False) -> str:
+    """Where a hit comes from; ``mixed``: other hits hold every word, so one with only some
+    of them says so."""
     if hit.role == "tool":
         what = f"output of {hit.tool}" if hit.tool else "tool output"
     elif hit.role == "assistant" and hit.tool:
@@ -306,7 +319,8 @@ def _where(hit: RecallHit) -> str:
     turn = f"turn {hit.turn}" if hit.turn else "before the first message"
     when = hit.time[:16].replace("T", " ") + " UTC" if hit.time else ""
     view = "still in your view" if hit.in_view else "no longer in your view"
-    return " · ".join(part for part in (turn, what, when, view) if part)
+    some = "some of the words" if mixed and not hit.all_words else ""
+    return " · ".join(part for part in (turn, what, when, view, some) if part)
 
 
 def _header(shown: str, hits: list[RecallHit], all_words: bool) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as p
-from ..attachments.parts import message_display
+from ..attachments.parts import display, message_display
 from ..compaction.failure import ended_events
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
-from ..items import is_injected_text, item_type, message_text, new_id
+from ..items import is_injected_text, item_type, message_text, new_id, tool_images
 from .branch_summary.carried import CARRIED_KIND, carried_event
 
 Entry = dict[str, Any]
@@ -94,6 +94,8 @@ def _item_event(
         output: dict[str, Any] = {"call_id": call_id, "output": item.get("output", "")}
         if entry.get("pinned"):
             output["pinned"] = entry["pinned"]
+        if images := tool_images(item):  # the images it returned, as live (missing: said)
+            output["images"] = [display(part, files) for part in images]
         return _completed(  # type: ignore[no-any-return]
             {
                 "turn_id": turn_id,

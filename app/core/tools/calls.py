@@ -10,10 +10,12 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool call returns to the model: its text output, and whether it succeeded."""
+    """What a tool call returns to the model: its text output (which names any image), whether
+    it succeeded, and the images it returned (type, bytes), sent to models that take them."""
 
     output: str
     ok: bool
+    images: tuple[tuple[str, bytes], ...] = ()
 
 
 class ToolError(Exception):

@@ -114,14 +114,15 @@ def answer_from_notes(text: str, notes: list[str]) -> str | None:
     )
 
 
-def answer_greeting(earlier: list[str]) -> str:
-    """A greeting back: where we were, or what to try when nothing was said yet."""
+def answer_greeting(earlier: list[str], hint: str = "") -> str:
+    """A greeting back: where we were, or what to try when nothing was said yet (``hint``: one
+    more thing to try, for the tools offered)."""
     if earlier:
         return (
             f"Hello again! We were talking about “{shorten(earlier[-1], 80)}”. "
             "Where would you like to go from here?"
         )
-    return _GREETING
+    return f"{_GREETING}\n{hint}" if hint else _GREETING
 
 
 def answer_general(

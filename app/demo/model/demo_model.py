@@ -22,8 +22,10 @@ from .answers import (
     answer_recap,
 )
 from .formats import requested_formats
+from .look_back import answer_from_view, is_look_back, recall_call
 from .markdown import formatted_answer
-from .tool_calls import file_intent, recall_call
+from .mcp_calls import example_call, example_hint
+from .tool_calls import file_intent
 from .tool_results import describe_output
 
 # Said before an answer to a request it has answered before (a regenerated turn sends the same
@@ -65,7 +67,11 @@ class DemoModel:
             return Reply(text="I'm waiting for your next message.")
         if last.attachments:
             return Reply(text=attachments_answer(last.text, list(last.attachments)))
-        tool_call = self._tool_call_for(last.text, conv.tools) or recall_call(conv, last.text)
+        tool_call = (
+            self._tool_call_for(last.text, conv.tools)
+            or example_call(conv, last.text)
+            or recall_call(conv, last.text)
+        )
         if tool_call is not None:
             return Reply(function_calls=[tool_call])
         return Reply(text=self._answer(conv, last.text))
@@ -101,6 +107,8 @@ class DemoModel:
         recalled = answer_from_notes(text, conv.notes)
         if recalled is not None:
             return recalled
+        if is_look_back(text) and (seen := answer_from_view(conv, text)) is not None:
+            return seen  # checked before any claim that it left the view
         if about_conversation == "count":
             return f"I can see **{len(conv.user_texts)}** message(s) from you in this request" + (
                 ", plus a summary of an earlier part of the conversation."
@@ -116,7 +124,7 @@ class DemoModel:
         if formats.any:
             return formatted_answer(text, formats, earlier)
         if is_greeting(lowered) and len(lowered.split()) <= 6:
-            return answer_greeting(earlier)
+            return answer_greeting(earlier, example_hint(conv.tools))
         return answer_general(text, earlier, summary_asks, conv.summaries, conv.opaque_compactions)
 
     def _continue_from_summary(self, summary: str) -> str:

@@ -1,39 +1,15 @@
-"""The tool calls of the demo model: which workspace tool a request about files asks for
-(list, read or search, with its arguments), and the recall search when a question looks back
-at something no longer in the request."""
+"""The workspace tool calls of the demo model: which tool a request about files asks for (list,
+read or search), with its arguments. (A question looking back searches with recall: see
+``look_back``.)"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..conversation import Conversation
-from ..phrasing import conversation_question, keywords
-from ..script import ToolCall
-
 LIST_TOOL = "list_directory"
 READ_TOOL = "read_file"
 SEARCH_TOOL = "search_text"
-RECALL_TOOL = "recall"
-# A question about something said, decided or read earlier in the conversation.
-_LOOK_BACK = re.compile(
-    r"\b(remember|recall|earlier|previously|before|back then|did (?:i|we|you)|what was|"
-    r"what were|which (?:\w+ )?(?:did|was|were))\b",
-    re.IGNORECASE,
-)
-# A look back is asked: "which port did I give you?", "remind me of the budget". "Please
-# remember the port is 8443" looks forward, and is answered without a search.
-_ASKS = re.compile(
-    r"\?|(?:^|[.!,;:\n])\s*(?:what|which|where|when|who|how|why|do you|did|can you|"
-    r"could you|remind me|tell me)\b",
-    re.IGNORECASE,
-)
-_LOOK_BACK_WORDS = frozenset(
-    {"remember", "recall", "earlier", "previously", "before", "back", "then", "told", "said",
-     "tell", "mentioned", "again", "choose", "chose", "chosen", "decide", "decided", "pick",
-     "picked", "what", "which"}
-)
-
 _WORDS = re.compile(r"[a-z']+")
 # A file name or path. It never starts inside a name (the look-behind), and its name part is
 # read once (the look-ahead finds its letter, the possessive run takes it):
@@ -123,22 +99,6 @@ def file_intent(text: str) -> tuple[str, dict[str, Any]] | None:
     ):
         return LIST_TOOL, {"path": _place(text) or "."}
     return None
-
-
-def recall_call(conv: Conversation, text: str) -> ToolCall | None:
-    """Search the whole conversation (the recall tool) when ``text`` asks about something
-    earlier that is no longer in this request: its telling words appear nowhere else in it."""
-    if RECALL_TOOL not in conv.tools or not _LOOK_BACK.search(text) or not _ASKS.search(text):
-        return None
-    if conversation_question(text.lower()) is not None:
-        return None  # "what did I say first?": answered from what is in view
-    words = [w for w in keywords(text, 4) if w not in _LOOK_BACK_WORDS]
-    if not words:
-        return None
-    visible = " ".join(e.text for e in conv.entries[:-1]).lower()
-    if all(w in visible for w in words):
-        return None  # still in view: no need to search
-    return ToolCall(name=RECALL_TOOL, arguments={"query": " ".join(words)})
 
 
 def _file_token(text: str) -> str | None:

@@ -10,7 +10,9 @@ from typing import Any
 
 from ..conversation import Conversation, Entry
 from ..phrasing import join_words, quote, shorten
-from .tool_calls import LIST_TOOL, READ_TOOL, RECALL_TOOL, SEARCH_TOOL
+from .look_back import RECALL_TOOL, answer_from_recall
+from .mcp_calls import describe_example
+from .tool_calls import LIST_TOOL, READ_TOOL, SEARCH_TOOL
 
 _EXT_LANG = {
     ".py": "python",
@@ -40,6 +42,9 @@ def describe_output(conv: Conversation, output: Entry) -> str:
     lines = text.splitlines()
     if not text:
         return f"`{name}` returned nothing at all, so there is nothing to show."
+    example = describe_example(name, text)
+    if example is not None:
+        return example
     if _looks_like_error(lines[0]):
         return (
             f"`{name}` reported a problem:\n\n{quote(lines[0], 200)}\n\n"
@@ -66,7 +71,7 @@ def describe_output(conv: Conversation, output: Entry) -> str:
             f"```{lang}\n{head}\n```\n\n{_file_remark(lines)}"
         )
     if name == RECALL_TOOL:
-        return _answer_from_recall(str(args.get("query", "")), lines)
+        return answer_from_recall(conv, str(args.get("query", "")), text)
     if name == SEARCH_TOOL:
         query = str(args.get("query", ""))
         shown = "\n".join(f"- `{shorten(line, 100)}`" for line in lines[:6])
@@ -78,32 +83,6 @@ def describe_output(conv: Conversation, output: Entry) -> str:
     return (
         f"`{name}` returned {len(lines)} line(s), {len(text)} characters. "
         f"The first lines are:\n\n```\n" + "\n".join(lines[:6]) + "\n```"
-    )
-
-
-def _answer_from_recall(query: str, lines: list[str]) -> str:
-    """An answer built from what the recall tool found (its first excerpt, with its origin)."""
-    text = "\n".join(lines)
-    if "\n\n[1] " not in text:
-        if text.startswith("No earlier part"):
-            return (
-                f"I searched our whole conversation for “{query}” and found nothing about it, "
-                "so I can't tell you from what we said."
-            )
-        return f"I tried to search our conversation, but the search said:\n\n{quote(text, 300)}"
-    blocks = text.split("\n\n[")
-    first = blocks[1] if len(blocks) > 1 else ""
-    where, _, excerpt = first.partition("\n")
-    where = where.split("] ", 1)[-1]
-    origin = where.split(" · ")
-    if len(origin) > 1:
-        told = {"the user's message": "what you said", "your answer": "what I answered"}
-        place = f"{origin[0]}, {told.get(origin[1], origin[1])}"
-    else:
-        place = where
-    return (
-        f"That is no longer in my view, so I searched our earlier conversation for "
-        f"“{query}”. From {place}:\n\n{quote(excerpt.strip(), 400)}"
     )
 
 

@@ -34,6 +34,17 @@ def test_sixteen_terms_are_searched_and_a_seventeenth_is_not() -> None:
     )
 
 
+def test_a_query_of_two_to_32_words_is_also_a_phrase() -> None:
+    assert build_query("tokenizer").phrase == ""  # type: ignore[union-attr]
+    assert build_query("summary of the plan").phrase == (  # type: ignore[union-attr]
+        '"summary of the plan"'  # stop words kept: the words as written, in order
+    )
+    thirty_two = build_query(words(32))
+    assert thirty_two is not None and thirty_two.phrase == f'"{words(32)}"'
+    thirty_three = build_query(words(33))
+    assert thirty_three is not None and thirty_three.phrase == ""
+
+
 def test_a_word_is_searched_on_its_first_64_characters() -> None:
     for length, kept in ((63, 63), (64, 64), (65, 64)):
         query = build_query("z" * length)
@@ -42,11 +53,17 @@ def test_a_word_is_searched_on_its_first_64_characters() -> None:
 
 def test_the_query_parts_exactly() -> None:
     assert build_query("Where is the ORCHARD_SHARD_COUNT?") == SearchQuery(
+        '"orchard shard count"', '"orchard shard count"', ["orchard", "shard", "count"],
+        phrase='"where is the orchard shard count"',
+    )
+    assert build_query("ORCHARD_SHARD_COUNT") == SearchQuery(  # already one phrase
         '"orchard shard count"', '"orchard shard count"', ["orchard", "shard", "count"]
     )
     assert build_query("svc41 and svc41") == SearchQuery(
-        '("svc41" OR "svc 41")', '("svc41" OR "svc 41")', ["svc41"]
+        '("svc41" OR "svc 41")', '("svc41" OR "svc 41")', ["svc41"], phrase='"svc41 and svc41"'
     )
-    assert build_query("the of") == SearchQuery('"the" AND "of"', '"the" OR "of"', ["the", "of"])
+    assert build_query("the of") == SearchQuery(
+        '"the" AND "of"', '"the" OR "of"', ["the", "of"], phrase='"the of"'
+    )
     assert build_query('"()*') is None
     assert split_form("orchardShard41") == ["orchard", "Shard", "41"]

@@ -102,13 +102,17 @@ def test_what_the_model_sees_ranks_below_what_it_does_not(tmp_path: Path) -> Non
     with RolloutWriter(path) as writer:
         old = user_message("The staging port is 7001 for the orchard service.")
         writer.append("response_item", {"item": old, "turn_id": "t1"})
+        seen = assistant_message("The orchard service port: the port of the orchard service.")
+        writer.append("response_item", {"item": seen, "turn_id": "t2"})
         asked = user_message("What was the port of the orchard service?")
-        writer.append("response_item", {"item": asked, "turn_id": "t2"})
-    # The question echoes the words best, but it is in view: the old fact comes first.
-    output, _ = search(make_tool(path, history=[asked]), "port orchard service")
+        writer.append("response_item", {"item": asked, "turn_id": "t3"})
+    # The answer in view echoes the words best, but the old fact comes first; the question
+    # that asked is never an answer.
+    output, _ = search(make_tool(path, history=[seen, asked]), "port orchard service")
     first, second = output.split("[1] ")[1].split("[2] ")
     assert "7001" in first and "no longer in your view" in first
-    assert "What was the port" in second and "still in your view" in second
+    assert "The orchard service port" in second and "still in your view" in second
+    assert "What was the port" not in output and "[3] " not in output
 
 
 def test_no_match_says_so(rollout: Path) -> None:

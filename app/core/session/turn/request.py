@@ -46,7 +46,7 @@ class TurnRequests:
             model=config.model,
             instructions=config.instructions,
             # Every call paired with an output (items are never mutated in place).
-            input=self.attachments.wire(pair_tool_calls(items).items),
+            input=self.attachments.wire(pair_tool_calls(items).items, config),
             tools=self._tools().specs(),
             prompt_cache_key=self._session_id,
             reasoning_effort=config.reasoning_effort,

@@ -94,7 +94,8 @@ class UserTurnTask:
             config=config, provider=provider, history=history, counter=counter,
             compactor=compactor, meter=meter, notices=notices, items=items, requests=requests,
             tool_calls=ToolCalls(
-                tools=tools, counter=counter, compactor=compactor, items=items, emit=emit
+                tools=tools, counter=counter, compactor=compactor, items=items, emit=emit,
+                files=requests.attachments, config=config,
             ),
             events=events, emit=emit,
         )

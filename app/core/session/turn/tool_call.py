@@ -7,13 +7,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ... import protocol as p
-from ...items import Item, function_call_output
+from ...attachments.parts import Part
+from ...attachments.parts import display as display_part
+from ...config import CoreConfig
+from ...items import TOOL_IMAGES, Item, function_call_output
 from ...tools.output_fit import certainly_over, fit_output
 
 if TYPE_CHECKING:
+    from ...attachments.session_files import SessionAttachments
     from ...compaction.runner import Compactor
     from ...recall import SessionTools
     from ...tokens.counter import TokenCounter
+    from ...tools.calls import ToolResult
     from .items import TurnItems
 
 # A tool output is never cut below this many tokens, however small the window.
@@ -31,7 +36,11 @@ class ToolCalls:
         compactor: Compactor,
         items: TurnItems,
         emit: Callable[[p.Event], None],
+        files: SessionAttachments | None = None,
+        config: Callable[[], CoreConfig] | None = None,
     ) -> None:
+        self._files = files  # where a tool's images are stored, and whether the model sees them
+        self._config = config
         self._tools = tools
         self._counter = counter
         self._compactor = compactor
@@ -52,22 +61,35 @@ class ToolCalls:
         cap = self.cap()
         if cap is None or not certainly_over(result.output, cap):
             await self._counter.precount([result.output])  # a long output: counted off-thread
-        output = self.fit(result.output)
-        item = function_call_output(call_id, output)
-        if output is not result.output:  # cut: the whole is kept for the user and recall
+        whole, images = await self._images(str(call.get("name", "")), result)
+        output = self.fit(whole)
+        item = self._output_item(call_id, output, images)
+        if output is not whole:  # cut: the whole is kept for the user and recall
             self._items.append_cut_output(
-                item, function_call_output(call_id, result.output), turn_id
+                item, self._output_item(call_id, whole, images), turn_id
             )
         else:
             self._items.append(item, turn_id)
+        shown = {**display.data, "output": whole, "ok": result.ok}
+        if images and self._files is not None:
+            shown["images"] = [display_part(part, self._files.folder) for part in images]
         self._emit(
-            p.ItemCompleted(
-                turn_id=turn_id,
-                item=display.model_copy(
-                    update={"data": {**display.data, "output": result.output, "ok": result.ok}}
-                ),
-            )
+            p.ItemCompleted(turn_id=turn_id, item=display.model_copy(update={"data": shown}))
         )
+
+    async def _images(self, tool: str, result: ToolResult) -> tuple[str, list[Part]]:
+        """The output's text and the parts of the images it returned, stored beside the
+        session (those that cannot be sent are said in the text)."""
+        if not result.images or self._files is None or self._config is None:
+            return result.output, []
+        parts, problems = await self._files.tool_images(tool, result.images, self._config())
+        notes = [f"[An image the tool returned is not sent: {words}]" for words in problems]
+        return "\n".join([result.output, *notes]), parts
+
+    @staticmethod
+    def _output_item(call_id: str, output: str, images: list[Part]) -> Item:
+        item = function_call_output(call_id, output)
+        return {**item, TOOL_IMAGES: images} if images else item
 
     def cap(self) -> int | None:
         """A tool output's share of the context: what a compacted history can hold beside it

@@ -1,9 +1,11 @@
 """An MCP tool's result in words for the model: text as it is, images and audio named with their
-type and size (the picture itself stays in the transcript), embedded resources with their text,
+type and size (an image's bytes are kept beside the words, sent to models that take images), embedded resources with their text,
 links by their address, structured content as JSON when nothing else says it."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -15,14 +17,17 @@ from ..calls import ToolResult
 def result_text(result: types.CallToolResult) -> ToolResult:
     """The tool's output as the model reads it, and whether the server called it a success."""
     parts: list[str] = []
+    images: list[tuple[str, bytes]] = []
     for block in result.content:
         parts.append(block_text(block))
+        if isinstance(block, types.ImageContent) and (data := _decoded(block.data)):
+            images.append((block.mime_type, data))
     if result.structured_content is not None and not any(parts):
         parts.append(_json(result.structured_content))
     text = "\n".join(part for part in parts if part)
     if result.is_error:
         return ToolResult(f"The tool reported an error: {text or '(no details given)'}", ok=False)
-    return ToolResult(text or "(the tool returned nothing)", ok=True)
+    return ToolResult(text or "(the tool returned nothing)", ok=True, images=tuple(images))
 
 
 def block_text(block: Any) -> str:
@@ -42,6 +47,14 @@ def block_text(block: Any) -> str:
         about = f" — {block.description}" if block.description else ""
         return f"[resource link {block.name}: {block.uri}{about}]"
     return f"[{getattr(block, 'type', 'unknown')} content]"
+
+
+def _decoded(data: str) -> bytes | None:
+    """An image block's bytes (``None`` when its base64 is broken: it is only named)."""
+    try:
+        return base64.b64decode(data, validate=True) or None
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _json(value: Any) -> str:

@@ -188,4 +188,4 @@ def _scrubbed(result: ToolResult, secrets: list[str]) -> ToolResult:
     for secret in secrets:
         if secret in output:
             output = output.replace(secret, "[redacted]")
-    return result if output is result.output else ToolResult(output, result.ok)
+    return result if output is result.output else ToolResult(output, result.ok, result.images)

@@ -4,6 +4,8 @@ returns huge outputs. ``MARK_DIR`` (env) gets a file when a call is cancelled.""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("faulty")
 MIDDLE = "the-needle-is-quetzal-8812"
@@ -20,6 +22,27 @@ MIDDLE = "the-needle-is-quetzal-8812"
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def echo(text: str) -> str:
     return f"echo: {text}"
+
+
+def _image(text: str, data: bytes) -> list[TextContent | ImageContent]:
+    return [TextContent(type="text", text=text),
+            ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type="image/png")]
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def picture() -> list[TextContent | ImageContent]:
+    """Text and a 24x16 red PNG."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (24, 16), (220, 20, 20)).save(out, "PNG")
+    return _image("a red rectangle", out.getvalue())
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def broken_picture() -> list[TextContent | ImageContent]:
+    """An image block whose bytes are no image."""
+    return _image("a broken picture", b"these bytes are no PNG")
 
 
 @server.tool()
