@@ -206,6 +206,19 @@ def split_secrets(
     return clean, secrets
 
 
+def secret_names(servers: Mapping[str, Any]) -> set[str]:
+    """The key-store names of every ``env`` and ``headers`` value of ``servers``: those of a
+    server removed or a value taken out are deleted from the key store when saved."""
+    names: set[str] = set()
+    parts: tuple[Literal["env", "headers"], ...] = ("env", "headers")
+    for name, entry in servers.items():
+        for part in parts:
+            values = entry.get(part) if isinstance(entry, Mapping) else None
+            if isinstance(values, Mapping):
+                names.update(secret_key(str(name), part, str(key)) for key in values)
+    return names
+
+
 # ---------------------------------------------------------------------- edits of mcpServers
 # What the settings page changes in the ``mcpServers`` object: each returns a new object (the
 # one given is left alone), keeping every key it does not change, unknown ones included.

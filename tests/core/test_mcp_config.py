@@ -13,6 +13,7 @@ from app.core.mcp_config import (
     parse_servers,
     read_config_text,
     secret_key,
+    secret_names,
     split_secrets,
     with_always_allowed,
     with_server_enabled,
@@ -116,3 +117,11 @@ def test_an_import_adds_replaces_and_names_what_it_left_out() -> None:
         import_config(existing, '{"mcpServers": {"x": {"url": "ftp://a"}}}')
     with pytest.raises(McpConfigError, match="Not valid JSON"):
         import_config(existing, "{nope")
+
+
+def test_secret_names_are_the_key_store_names_of_every_env_and_header_value() -> None:
+    servers = read_config_text(CLAUDE_DESKTOP)
+    assert secret_names(servers) == {
+        secret_key("remote", "headers", "Authorization"), secret_key("github", "env", "GITHUB_TOKEN")
+    }
+    assert secret_names({"bad": "not an object", "none": {"env": None}}) == set()

@@ -130,6 +130,7 @@ def test_a_server_added_by_hand_keeps_its_secret_masked_and_shows_why_it_failed(
     dialog.mcp_remove.click()
     dialog.apply_button.click()
     assert saved(tmp_path) == {}
+    assert window.context.secrets.get_secret(secret_key("broken", "env", "TOKEN")) == ""
     qtbot.waitUntil(lambda: core_state(window, "broken") is None, timeout=10_000)
     dialog.reject()
 
