@@ -44,8 +44,7 @@ if TYPE_CHECKING:
     from app.core.protocol import McpServerInfo
 
 ROLE = Qt.ItemDataRole.UserRole  # an item's (server, tool or "")
-STATE_WORDS = {"starting": "starting…", "stopped": "stopped", "disabled": "off",
-               "invalid": "not valid"}
+STATE_WORDS = {"starting": "starting…", "stopped": "stopped", "disabled": "off"}
 
 
 class McpPage(SettingsForm):
@@ -139,6 +138,10 @@ class McpPage(SettingsForm):
     def _mcp_fill(self) -> None:
         tree = self.mcp_tree
         selected = self._mcp_current()
+        expanded = {
+            tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())
+            if tree.topLevelItem(i).isExpanded()
+        }
         tree.blockSignals(True)
         tree.clear()
         for name, entry in self.mcp_servers.items():
@@ -156,6 +159,7 @@ class McpPage(SettingsForm):
                 item.addChild(child)
                 if (name, tool) == selected:
                     tree.setCurrentItem(child)
+            item.setExpanded(name in expanded)  # a new event keeps what the user opened
             if (name, "") == selected:
                 tree.setCurrentItem(item)
         tree.blockSignals(False)
@@ -168,8 +172,8 @@ class McpPage(SettingsForm):
         elif info.state == "ready":
             count = len(info.tools)
             words = f"ready · {count} tool{'s' if count != 1 else ''}"
-        elif info.state == "failed":
-            words = f"failed: {info.error}"
+        elif info.state in ("failed", "invalid"):
+            words = f"{'failed' if info.state == 'failed' else 'not valid'}: {info.error}"
         else:
             words = STATE_WORDS.get(info.state, info.state)
         if self.mcp_servers.get(name) != self._mcp_saved.get(name):

@@ -59,9 +59,12 @@ def core_state(window: Any, name: str) -> Any:
 def test_the_page_shows_live_states_and_turns_servers_and_tools_on_and_off(
     qtbot: Any, make_window: Any, tmp_path: Path
 ) -> None:
-    window = make_window(settings={"mcp_servers": {"coco-example": example_entry(tmp_path)}})
+    window = make_window(settings={"mcp_servers": {"coco-example": example_entry(tmp_path),
+                                                   "bad": {"args": ["x"]}}})
     dialog = window.open_settings()
     qtbot.waitUntil(lambda: state(dialog, "coco-example") == "ready · 3 tools", timeout=30_000)
+    assert state(dialog, "bad").startswith("not valid: MCP server 'bad': needs a command")
+    server_row(dialog, "coco-example").setExpanded(True)
     write = tool_row(dialog, "coco-example", "write_note")
     assert write.checkState(0) == Qt.CheckState.Checked
     assert "asks first" in write.text(1)
@@ -74,6 +77,7 @@ def test_the_page_shows_live_states_and_turns_servers_and_tools_on_and_off(
     qtbot.waitUntil(lambda: not {t.name: t.enabled for t in core_state(
         window, "coco-example").tools}["write_note"], timeout=10_000)
     assert state(dialog, "coco-example") == "ready · 3 tools"
+    assert server_row(dialog, "coco-example").isExpanded()  # the new states kept it open
 
     server_row(dialog, "coco-example").setCheckState(0, Qt.CheckState.Unchecked)
     dialog.apply_button.click()
