@@ -138,10 +138,8 @@ class McpPage(SettingsForm):
     def _mcp_fill(self) -> None:
         tree = self.mcp_tree
         selected = self._mcp_current()
-        expanded = {
-            tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())
-            if tree.topLevelItem(i).isExpanded()
-        }
+        rows = (tree.topLevelItem(i) for i in range(tree.topLevelItemCount()))
+        expanded = {row.text(0) for row in rows if row is not None and row.isExpanded()}
         tree.blockSignals(True)
         tree.clear()
         for name, entry in self.mcp_servers.items():
