@@ -4,9 +4,9 @@ Validation is inline: each field with a problem shows why right under it and Sav
 until every problem is fixed. The panel's pages build its rows: ``provider_page``,
 ``server_checks`` (the connection test and the server's own context window),
 ``compaction_page``, ``workspace_page`` and ``mcp_page`` (the MCP servers), on the form of
-``form``. The default compaction
-prompt comes from the core's settings. The dialog only collects and checks values; the window
-saves them (settings file + secret store) and applies them to the open session.
+``form``. The default compaction prompt comes from the core's settings. The dialog only
+collects and checks values; the window saves them (settings file + secret store) and applies
+them to the open session, on Apply (the panel stays open) or Save.
 """
 
 from __future__ import annotations
