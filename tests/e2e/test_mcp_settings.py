@@ -41,7 +41,8 @@ async def states(session: Session, want: dict[str, str]) -> list[Any]:
         servers = (await collect(session, "mcp_servers", timeout=30))[-1].servers
         if {s.name: s.state for s in servers} == want:
             return list(servers)
-        assert not any(s.state == "failed" for s in servers), servers
+        if "failed" not in want.values():
+            assert not any(s.state == "failed" for s in servers), servers
 
 
 async def pid_of(server: Any, session: Session, name: str) -> int:
@@ -179,4 +180,16 @@ async def test_settings_changes_restart_or_stop_just_the_servers_concerned(
     infos = await states(session, {"a": "ready", "c": "invalid"})
     assert "needs a command" in infos[1].error
     await gone(b2)
+    await session.close()
+
+
+async def test_a_server_that_fails_to_start_is_reported_with_its_last_stderr_lines(
+    server, make_config, tmp_path
+):
+    said = "import sys; sys.stderr.write('missing GITHUB_TOKEN\\nbye\\n'); sys.exit(3)"
+    servers = {"gh": {"command": sys.executable, "args": ["-c", said]}}
+    session = await Session.open(config_of(make_config, servers))
+    infos = await states(session, {"gh": "failed"})
+    assert infos[0].stderr == ["missing GITHUB_TOKEN", "bye"]
+    assert infos[0].error
     await session.close()
