@@ -204,3 +204,106 @@ def split_secrets(
             entry[part] = kept
         clean[name] = entry
     return clean, secrets
+
+
+def secret_names(servers: Mapping[str, Any]) -> set[str]:
+    """The key-store names of every ``env`` and ``headers`` value of ``servers``: those of a
+    server removed or a value taken out are deleted from the key store when saved."""
+    names: set[str] = set()
+    parts: tuple[Literal["env", "headers"], ...] = ("env", "headers")
+    for name, entry in servers.items():
+        for part in parts:
+            values = entry.get(part) if isinstance(entry, Mapping) else None
+            if isinstance(values, Mapping):
+                names.update(secret_key(str(name), part, str(key)) for key in values)
+    return names
+
+
+# ---------------------------------------------------------------------- edits of mcpServers
+# What the settings page changes in the ``mcpServers`` object: each returns a new object (the
+# one given is left alone), keeping every key it does not change, unknown ones included.
+
+
+def with_server_enabled(servers: Mapping[str, Any], name: str, enabled: bool) -> dict[str, Any]:
+    """``servers`` with ``name`` turned on or off (Coco's ``disabled`` key)."""
+    return _with_entry(servers, name, lambda entry: _set_flag(entry, "disabled", not enabled))
+
+
+def with_tool_enabled(
+    servers: Mapping[str, Any], name: str, tool: str, enabled: bool
+) -> dict[str, Any]:
+    """``servers`` with the tool ``tool`` of ``name`` offered to the model or not."""
+    return _with_entry(servers, name, lambda e: _set_member(e, "disabledTools", tool, not enabled))
+
+
+def with_always_allowed(
+    servers: Mapping[str, Any], name: str, tool: str, allowed: bool
+) -> dict[str, Any]:
+    """``servers`` with the tool ``tool`` of ``name`` run without asking, or asking again."""
+    return _with_entry(servers, name, lambda e: _set_member(e, "alwaysAllow", tool, allowed))
+
+
+def import_config(servers: Mapping[str, Any], text: str) -> tuple[dict[str, Any], str]:
+    """``servers`` with the servers of a pasted or opened config added (one of the same name
+    replaced), and what was done, in words. Entries that do not read are left out and named
+    with their reason; raises ``McpConfigError`` when no server of ``text`` reads."""
+    found = read_config_text(text)
+    merged = dict(servers)
+    added: list[str] = []
+    replaced: list[str] = []
+    refused: list[str] = []
+    for name, entry in found.items():
+        try:
+            parse_server(name, entry)
+        except ValueError as exc:
+            refused.append(str(exc))
+            continue
+        (replaced if name in merged else added).append(name)
+        merged[name] = entry
+    if not added and not replaced:
+        raise McpConfigError("Nothing imported. " + " ".join(refused))
+    said = []
+    if added:
+        said.append(f"Added {_listed(added)}.")
+    if replaced:
+        said.append(f"Replaced {_listed(replaced)}.")
+    if refused:
+        said.append("Left out: " + " ".join(refused))
+    return merged, " ".join(said)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def _with_entry(
+    servers: Mapping[str, Any], name: str, change: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    merged = dict(servers)
+    entry = merged.get(name)
+    if not isinstance(entry, Mapping):
+        raise McpConfigError(f"No MCP server {name!r} is configured.")
+    entry = dict(entry)
+    change(entry)
+    merged[name] = entry
+    return merged
+
+
+def _set_flag(entry: dict[str, Any], key: str, on: bool) -> None:
+    if on:
+        entry[key] = True
+    else:
+        entry.pop(key, None)
+
+
+def _set_member(entry: dict[str, Any], key: str, member: str, present: bool) -> None:
+    value = entry.get(key)
+    names = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    if present and member not in names:
+        names.append(member)
+    elif not present:
+        names = [v for v in names if v != member]
+    if names:
+        entry[key] = names
+    else:
+        entry.pop(key, None)

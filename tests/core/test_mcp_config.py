@@ -7,11 +7,17 @@ import pytest
 from app.core.mcp_config import (
     DEFAULT_TIMEOUT,
     SECRET_PLACEHOLDER,
+    McpConfigError,
+    import_config,
     parse_server,
     parse_servers,
     read_config_text,
     secret_key,
+    secret_names,
     split_secrets,
+    with_always_allowed,
+    with_server_enabled,
+    with_tool_enabled,
 )
 from app.core.settings import AppSettings, SettingsStore, build_core_config
 
@@ -78,3 +84,44 @@ def test_secrets_go_to_the_key_store_and_settings_json_holds_a_placeholder(tmp_p
     remote = next(s for s in config.mcp_servers if s.name == "remote")
     assert remote.header_values() == {"Authorization": "Bearer sk-secret-123"}
     assert "sk-secret" not in repr(config) and "sk-secret" not in config.model_dump_json()
+
+
+def test_edits_turn_servers_and_tools_on_and_off_and_keep_every_other_key() -> None:
+    servers = {"files": {"command": "npx", "args": ["a"], "x-other": 1}}
+    off = with_server_enabled(servers, "files", False)
+    assert off["files"] == {"command": "npx", "args": ["a"], "x-other": 1, "disabled": True}
+    assert servers["files"].get("disabled") is None  # the given object is left alone
+    assert not parse_server("files", off["files"]).enabled
+    assert with_server_enabled(off, "files", True) == servers
+    tools = with_tool_enabled(with_tool_enabled(servers, "files", "w", False), "files", "r", False)
+    assert parse_server("files", tools["files"]).disabled_tools == {"w", "r"}
+    assert with_tool_enabled(tools, "files", "w", True)["files"]["disabledTools"] == ["r"]
+    allowed = with_always_allowed(servers, "files", "read", True)
+    assert with_always_allowed(allowed, "files", "read", True) == allowed  # never twice
+    assert allowed["files"]["alwaysAllow"] == ["read"]
+    assert with_always_allowed(allowed, "files", "read", False) == servers
+    with pytest.raises(McpConfigError, match="No MCP server 'nope'"):
+        with_server_enabled(servers, "nope", True)
+
+
+def test_an_import_adds_replaces_and_names_what_it_left_out() -> None:
+    existing = {"files": {"command": "old"}, "mine": {"command": "keep"}}
+    merged, said = import_config(existing, CLAUDE_DESKTOP.replace(
+        '"github"', '"broken": {"args": []}, "github"'))
+    assert merged["mine"] == {"command": "keep"}
+    assert merged["files"]["command"] == "npx" and "broken" not in merged
+    assert set(merged) == {"files", "mine", "remote", "github"}
+    assert said.startswith("Added 'remote', 'github'. Replaced 'files'. Left out:")
+    assert "'broken': needs a command" in said
+    with pytest.raises(McpConfigError, match="Nothing imported"):
+        import_config(existing, '{"mcpServers": {"x": {"url": "ftp://a"}}}')
+    with pytest.raises(McpConfigError, match="Not valid JSON"):
+        import_config(existing, "{nope")
+
+
+def test_secret_names_are_the_key_store_names_of_every_env_and_header_value() -> None:
+    servers = read_config_text(CLAUDE_DESKTOP)
+    assert secret_names(servers) == {
+        secret_key("remote", "headers", "Authorization"), secret_key("github", "env", "GITHUB_TOKEN")
+    }
+    assert secret_names({"bad": "not an object", "none": {"env": None}}) == set()

@@ -54,6 +54,8 @@ class McpToolInfo(BaseModel):
     enabled: bool = True
     read_only: bool = False
     destructive: bool = False
+    # Runs without asking: in the server's ``alwaysAllow``, or answered ``always`` this session.
+    always_allowed: bool = False
 
 
 class McpServerInfo(BaseModel):

@@ -3,9 +3,10 @@
 Validation is inline: each field with a problem shows why right under it and Save stays disabled
 until every problem is fixed. The panel's pages build its rows: ``provider_page``,
 ``server_checks`` (the connection test and the server's own context window),
-``compaction_page`` and ``workspace_page``, on the form of ``form``. The default compaction
-prompt comes from the core's settings. The dialog only collects and checks values; the window
-saves them (settings file + secret store) and applies them to the open session.
+``compaction_page``, ``workspace_page`` and ``mcp_page`` (the MCP servers), on the form of
+``form``. The default compaction prompt comes from the core's settings. The dialog only
+collects and checks values; the window saves them (settings file + secret store) and applies
+them to the open session, on Apply (the panel stays open) or Save.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -32,14 +33,19 @@ from app.core.settings import AppSettings, default_compact_prompt, preset_wire_a
 
 from ..runtime.wheel_guard import WheelOnlyWhenFocused
 from .compaction_page import NO_REMOTE_REASON, STYLES, CompactionPage
+from .mcp_page import McpPage
 from .server_checks import PROBED_PROVIDERS, ConfigBuilder, ServerChecks
 from .workspace_page import WorkspacePage
+
+if TYPE_CHECKING:
+    from app.core.protocol import McpServerInfo
 
 log = logging.getLogger(__name__)
 
 
-class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
-    """Edits an ``AppSettings`` and the API key; ``saved(settings, api_key)`` on Save."""
+class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage, McpPage):
+    """Edits an ``AppSettings`` and the API key; ``saved(settings, api_key)`` on Apply and
+    on Save (which also closes it)."""
 
     saved = Signal(object, str)
 
@@ -50,6 +56,8 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
         key_lookup: Callable[[str], str],
         key_backend: str,
         config_builder: ConfigBuilder,
+        mcp_states: list[McpServerInfo] | None = None,
+        secret_lookup: Callable[[str], str] = lambda _name: "",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -60,6 +68,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
         self._original = settings
         self._key_lookup = key_lookup
         self._config_builder = config_builder
+        self._mcp_secret = secret_lookup
         self._errors: dict[str, str] = {}
         self._test_task: asyncio.Future[Any] | None = None
         self._probe_task: asyncio.Future[Any] | None = None
@@ -87,12 +96,18 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
         self._build_test_row()
         self._build_compaction_page()
         self._build_workspace_page()
+        self._build_mcp_page(settings.mcp_servers, mcp_states or [])
 
         self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel
         )
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         self._describe(self.save_button, "Save settings", "Save and apply to the open session")
+        self.apply_button = self.buttons.button(QDialogButtonBox.StandardButton.Apply)
+        self._describe(self.apply_button, "Apply settings",
+                       "Save and apply to the open session, and keep the panel open")
+        self.apply_button.clicked.connect(self.apply)
         cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self._describe(cancel, "Cancel", "Close without saving")
         self.buttons.accepted.connect(self.save)
@@ -151,6 +166,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
         self.workspace.setText(s.workspace)
         self.notify.setChecked(s.notifications)
         self.theme.setCurrentIndex(max(0, self.theme.findData(s.theme)))
+        self.mcp_read_only.setChecked(s.mcp_allow_read_only)
         self._apply_presets(load_key=True)
 
     def _on_provider_changed(self) -> None:
@@ -237,6 +253,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
             label.setVisible(bool(message))
         self._errors = errors
         self.save_button.setEnabled(not errors)
+        self.apply_button.setEnabled(not errors)
         self.save_button.setToolTip(
             "Fix the fields marked in red first" if errors else "Save and apply to the open session"
         )
@@ -281,20 +298,29 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage):
                 "workspace": self.workspace.text().strip(),
                 "notifications": self.notify.isChecked(),
                 "theme": str(self.theme.currentData()),
+                "mcp_servers": dict(self.mcp_servers),
+                "mcp_allow_read_only": self.mcp_read_only.isChecked(),
             }
         )
 
     def key(self) -> str:
         return self.api_key.text().strip()
 
-    def save(self) -> None:
+    def apply(self) -> bool:
+        """Hand the settings to the window (saved, applied to the open session); the panel
+        stays open and edits from them on (the MCP page then shows the servers' new states)."""
         if not self.validate():
-            return
+            return False
         try:
             settings = self.settings()
         except ValidationError as exc:
             message = "; ".join(str(e["msg"]) for e in exc.errors())
             self.test_result.setText(f"Cannot save: {message}")
-            return
+            return False
         self.saved.emit(settings, self.key())
-        self.accept()
+        self._original = settings
+        return True
+
+    def save(self) -> None:
+        if self.apply():
+            self.accept()

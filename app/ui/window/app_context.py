@@ -175,11 +175,14 @@ class AppContext:
             if url:
                 self.secrets.set_api_key(url, api_key)
         # MCP servers' env and header values go to the key store; settings.json keeps a mark.
-        from app.core.mcp_config import split_secrets  # loaded when first saved
+        from app.core.mcp_config import secret_names, split_secrets  # loaded when first saved
 
         servers, secrets = split_secrets(settings.mcp_servers)
         for name, value in secrets.items():
             self.secrets.set_secret(name, value)
+        # A server removed or renamed, a variable taken out: its value leaves the key store.
+        for name in secret_names(self.settings.mcp_servers) - secret_names(servers):
+            self.secrets.set_secret(name, "")
         settings = settings.model_copy(update={"mcp_servers": servers})
         self.store.save(settings)
         self.settings = settings

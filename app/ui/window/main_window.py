@@ -123,6 +123,10 @@ class MainWindow(WindowLayout):
         if event.type == "conversation_matches":
             self.find_bar.show_matches(event)
         self.branch_view.handle_event(event)
+        if event.type == "mcp_servers" and self._settings_dialog is not None:
+            self._settings_dialog.show_mcp_states(event.servers)
+        if event.type == "tool_approval_resolved" and event.decision == "always":
+            self.remember_always_allowed(event.server, event.tool)
 
     def _give_back(self, text: str) -> None:
         """A message the core did not send goes back to the composer, to shorten or resend;

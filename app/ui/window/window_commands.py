@@ -84,6 +84,8 @@ class WindowCommands(SessionView):
             key_lookup=self.context.lookup_key,
             key_backend=getattr(self.context.secrets, "backend_name", "secret store"),
             config_builder=self.context.test_config,
+            mcp_states=self.controller.state.mcp_servers,
+            secret_lookup=self.context.secrets.get_secret,
             parent=self,
         )
         dialog.saved.connect(self.apply_settings)
@@ -99,7 +101,26 @@ class WindowCommands(SessionView):
         applied = self.controller.apply_settings(settings, api_key)
         if applied:
             self._use_theme(settings.theme)
+            if self._settings_dialog is not None:  # Apply: it edits what was saved from now on
+                self._settings_dialog.mcp_applied(self.context.settings.mcp_servers)
         return applied
+
+    def remember_always_allowed(self, server: str, tool: str) -> None:
+        """The approval card's Always allow written into the server's ``alwaysAllow`` in
+        settings.json, so it holds after a restart (Settings shows it and can revoke it)."""
+        from app.core.mcp_config import McpConfigError, with_always_allowed
+
+        settings = self.context.settings
+        try:
+            servers = with_always_allowed(settings.mcp_servers, server, tool, True)
+        except McpConfigError:
+            return  # a server the settings do not hold: allowed for this session only
+        if servers == settings.mcp_servers:
+            return
+        if self.controller.apply_settings(
+            settings.model_copy(update={"mcp_servers": servers}), None
+        ) and self._settings_dialog is not None:
+            self._settings_dialog.note_always_allowed(server, tool)
 
     # ================================================================ export
 

@@ -36,9 +36,17 @@ class ApprovalGate:
 
     def needed(self, spec: McpServerSpec, tool: types.Tool, allow_read_only: bool) -> bool:
         """Whether a call of ``tool`` must wait for the user."""
-        if tool.name in spec.always_allow or (spec.name, tool.name) in self._always:
+        if self.always_allowed(spec, tool.name):
             return False
         return not (allow_read_only and read_only(tool))
+
+    def always_allowed(self, spec: McpServerSpec, tool: str) -> bool:
+        return tool in spec.always_allow or (spec.name, tool) in self._always
+
+    def revoke(self, server: str, tools: frozenset[str]) -> None:
+        """The user took ``tools`` out of the server's ``alwaysAllow``: they ask again, also
+        those answered ``always`` in this session."""
+        self._always -= {(server, tool) for tool in tools}
 
     @property
     def waiting(self) -> list[str]:

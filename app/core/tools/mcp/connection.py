@@ -30,6 +30,7 @@ State = Literal["starting", "ready", "failed", "stopped"]
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 STOP_GRACE = 5.0  # seconds a stopping server's task gets before it is cancelled
+STDERR_DRAIN = 2.0  # seconds a failed server's last stderr lines are waited for at most
 
 
 class McpConnection:
@@ -101,6 +102,8 @@ class McpConnection:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - any failure is the server's state
+            if stderr is not None:  # its process has ended: what it said before is read
+                await asyncio.to_thread(stderr.drained, STDERR_DRAIN)
             self._failed(_start_failure(exc, self.spec.timeout))
         finally:
             self._session = None

@@ -35,6 +35,7 @@ class McpServers:
         self._disabled: list[str] = []
         self._names: dict[str, tuple[McpConnection, types.Tool]] = {}
         self._specs: list[dict[str, Any]] = []
+        self._always_allow: dict[str, frozenset[str]] = {}  # each server's, as configured
         self._stopping: set[asyncio.Task[None]] = set()
         self._allow_read_only = True
         self._closed = False
@@ -51,6 +52,10 @@ class McpServers:
         self._allow_read_only = allow_read_only
         self._invalid = dict(invalid)
         wanted = {spec.name: spec for spec in specs}
+        for name, allowed in self._always_allow.items():  # taken out of alwaysAllow: ask again
+            spec = wanted.get(name)
+            self.approvals.revoke(name, allowed - (spec.always_allow if spec else frozenset()))
+        self._always_allow = {spec.name: spec.always_allow for spec in specs}
         for name, conn in list(self._servers.items()):
             spec = wanted.get(name)
             if spec is None or not spec.enabled or (
@@ -109,6 +114,8 @@ class McpServers:
             decision = await self.approvals.ask(call_id, spec, tool, args)
             if decision == "deny":
                 return ToolResult(DENIED.format(tool=tool.name, server=spec.name), ok=False)
+            if decision == "always":
+                self._changed()  # the tool's state says so
         result = await conn.call(tool.name, args)
         return _scrubbed(result, spec.secrets())
 
@@ -150,6 +157,7 @@ class McpServers:
                         name=tool.name, description=tool.description or "",
                         enabled=tool.name not in conn.spec.disabled_tools,
                         read_only=read_only(tool), destructive=destructive(tool),
+                        always_allowed=self.approvals.always_allowed(conn.spec, tool.name),
                     )
                     for tool in conn.tools
                 ],

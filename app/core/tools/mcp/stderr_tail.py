@@ -40,6 +40,12 @@ class StderrTail:
             self._writer.close()
             self._writer = None
 
+    def drained(self, timeout: float) -> None:
+        """Wait (a worker thread's call) until all the server wrote is read, at most
+        ``timeout`` seconds: a server that failed is reported with its last words."""
+        self.handed_over()
+        self._thread.join(timeout)
+
     def lines(self) -> list[str]:
         """The last lines written (secrets scrubbed), the oldest first."""
         with self._lock:
