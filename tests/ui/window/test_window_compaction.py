@@ -186,38 +186,54 @@ def test_automatic_compaction_shows_the_indicator_and_marker_without_a_click(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window(settings={"context_window": 10_000})  # auto-compact at 9 000
-    chat(qtbot, window, server, "fill the context", "filled",
-         usage={"input_tokens": 9_400, "output_tokens": 100, "total_tokens": 9_500})
-    assert window.indicator.level == "over"
-    # The next turn compacts first; the summary request is slow so the spinner can be seen.
+    server.enqueue(Reply(text="filled", usage={"input_tokens": 9_400, "output_tokens": 100,
+                                               "total_tokens": 9_500}))
+    # The turn ended over the limit: it compacts at once, while the person reads and types.
+    # The summary request is slow so the spinner can be seen.
     server.enqueue(Reply(text="auto summary", initial_delay=0.6))
-    server.enqueue(Reply(text="answer after compaction"))
-    type_and_send(qtbot, window, "next question")
+    type_and_send(qtbot, window, "fill the context")
 
     qtbot.waitUntil(lambda: window.indicator.mode == "compacting", timeout=5000)
     assert window.indicator.text().startswith("Auto-compacting · Summarising locally…")
     assert window.indicator.spinner.spinning
     running = window.transcript.compaction_rows()[0]
     assert running.state == "running"
+    # A message sent meanwhile waits behind the compaction, then goes straight to the model.
+    server.enqueue(Reply(text="answer after compaction"))
+    type_and_send(qtbot, window, "next question")
+    qtbot.waitUntil(lambda: len(window.transcript.message_rows("assistant")) == 2, timeout=10_000)
     wait_idle(qtbot, window)
 
     marker = window.transcript.compaction_rows()[0]
     assert marker.state == "done"
     assert "automatic" in marker.title_label.text()
-    # Automatic ones can be undone too, until the next turn starts.
-    assert marker.undo_button.isVisibleTo(marker.widget)
-    # The new question is shown at once, above the marker of the compaction it waited for, and
-    # stays in context (the compaction put it back after the summary); the answer is below.
+    bodies = [r.body for r in server.requests_to("responses")]
+    assert len(bodies) == 3  # the turn, the compaction, the next turn: no second compaction
+    assert last_user_text(bodies[2]) == "next question"
+    # The answer that filled the context is out of the model's view; the new question and its
+    # answer come after the marker and are in it.
     rows = window.transcript.rows
     user_row = window.transcript.message_rows("user")[-1]
-    assert user_row.text == "next question"
-    assert rows.index(user_row) < rows.index(marker)
-    assert user_row.in_context
+    assert user_row.text == "next question" and user_row.in_context
     answer = window.transcript.message_rows("assistant")[-1]
     assert rows.index(answer) > rows.index(marker) and answer.in_context
     first_answer = window.transcript.message_rows("assistant")[0]
     assert first_answer.text == "filled" and not first_answer.in_context
-    assert window.transcript.message_rows("assistant")[-1].text == "answer after compaction"
+    assert answer.text == "answer after compaction"
+
+
+def test_an_automatic_compaction_after_a_turn_can_be_undone_until_the_next_message(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"context_window": 10_000})
+    server.enqueue(Reply(text="filled", usage={"input_tokens": 9_400, "output_tokens": 100,
+                                               "total_tokens": 9_500}))
+    server.enqueue(Reply(text="summary"))
+    type_and_send(qtbot, window, "fill the context")
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    marker = window.transcript.compaction_rows()[0]
+    qtbot.waitUntil(lambda: marker.state == "done" and not window.busy, timeout=5000)
+    assert marker.undo_button.isVisibleTo(marker.widget)
 
 
 def test_stop_cancels_a_running_compaction(qtbot: Any, make_window: Any, server: Any) -> None:

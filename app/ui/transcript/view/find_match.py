@@ -9,18 +9,27 @@ piece of the text as the core indexed it); this module only finds that text on s
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QTextEdit
 
 from ..compaction_row import CompactionRow
+from ..message_rows import MessageRow
 from ..row_models import ExpandableRow, ToolRow, TranscriptRow
 
 if TYPE_CHECKING:
     from app.core import protocol as p
 
-    from .rows import TranscriptRows
+
+class Rows(Protocol):
+    """The transcript's rows as finding a match needs them."""
+
+    def tool_row(self, call_id: str) -> ToolRow | None: ...
+
+    def compaction_rows(self) -> list[CompactionRow]: ...
+
+    def message_rows(self, role: str | None = None) -> list[MessageRow]: ...
 
 _WORD = re.compile(r"\w{2,}")
 PIECE_CHARS = 24  # a shorter piece of the anchor, when the whole one is not in the row's text
@@ -49,10 +58,10 @@ def _at(text: str, anchor: str) -> float | None:
     return None
 
 
-def locate(rows: TranscriptRows, match: p.ConversationMatch) -> tuple[TranscriptRow, float] | None:
+def locate(rows: Rows, match: p.ConversationMatch) -> tuple[TranscriptRow, float] | None:
     """The row showing ``match`` and where in its text the match is (a share of its length)."""
     if match.call_id:
-        tool = rows._tools.get(match.call_id)
+        tool = rows.tool_row(match.call_id)
         return None if tool is None else (tool, 0.0)
     anchor = match.anchor
     if match.role == "summary":

@@ -57,6 +57,9 @@ class TranscriptRows(RowHostArea):
             r for r in self.rows if isinstance(r, NoticeRow) and (kind is None or r.kind == kind)
         ]
 
+    def tool_row(self, call_id: str) -> ToolRow | None:
+        return self._tools.get(call_id)
+
     def tool_rows(self) -> list[ToolRow]:
         return [r for r in self.rows if isinstance(r, ToolRow)]
 
