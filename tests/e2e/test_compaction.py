@@ -767,3 +767,28 @@ async def test_context_compacted_carries_the_figures(server, make_config):
     assert info.kept_user_messages == 2 and info.kept_truncated is False
     assert info.summary == "S" and info.undoable
     await session.close()
+
+
+async def test_undo_available_says_how_long_undo_lasts_and_then_why_it_is_gone(
+    server, make_config
+):
+    from app.core.compaction.undo import GONE_AFTER_TURN, UNTIL_NEXT_MESSAGE
+
+    session = await Session.open(make_config())
+    await chat(session, server, "q1", "a1")
+    events = await compact(session, server, "S")
+    marker = of_type(events, "context_compacted")[0].item_id
+    state = of_type(events, "undo_available")[-1]
+    assert (state.item_id, state.last_compaction, state.note) == (
+        marker, marker, UNTIL_NEXT_MESSAGE
+    )
+    events = await chat(session, server, "q2", "a2")
+    state = of_type(events, "undo_available")[-1]
+    assert state.item_id is None and state.last_compaction == marker
+    assert state.note == GONE_AFTER_TURN and "new turn" in state.reason
+    # Reopened, the session says the same.
+    await session.close()
+    again = await Session.open(make_config(), session_id=session.id)
+    told = [e for e in again.replay_events() if e.type == "undo_available"][-1]
+    assert (told.last_compaction, told.note) == (marker, GONE_AFTER_TURN)
+    await again.close()

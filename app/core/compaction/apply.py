@@ -194,7 +194,9 @@ class Applier:
             )
         )
         self._emit(p.ContextCompacted.of(marker, undoable=True, in_view=in_view))
-        self._emit(p.UndoAvailable(item_id=item_id))
+        self._emit(
+            p.UndoAvailable(item_id=item_id, last_compaction=item_id, note=self._undo.note())
+        )
         if check.warned_local:
             guard.warned = True
         for text in check.warnings:

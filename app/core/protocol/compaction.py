@@ -138,6 +138,10 @@ class UndoAvailable(_Event):
     type: Literal["undo_available"] = "undo_available"
     item_id: str | None = None  # the compaction it would undo; None when nothing can be
     reason: str = ""  # why not, in words, when ``item_id`` is None
+    # The last compaction (undoable or not) and what its marker says about Undo now: how long
+    # it stays available, or why it no longer is ("" when there is nothing to say).
+    last_compaction: str | None = None
+    note: str = ""
 
 
 class SummaryEdited(_Event):

@@ -150,7 +150,7 @@ class Session:
         parts = self._parts
         return functools.partial(
             replay_events, parts.transcript.read_entries(), parts.compactor.undo.item_id,
-            self._branches.turn_branches(), self._shared.attachments.folder,
+            self._branches.turn_branches(), self._shared.attachments.folder, parts.undo.state(),
         )
 
     def tree(self) -> p.ConversationTree:

@@ -29,10 +29,12 @@ def replay_events(
     undo_item_id: str | None,
     branches: dict[str, p.TurnBranches] | None = None,
     files: Path | None = None,
+    undo: p.UndoAvailable | None = None,
 ) -> list[p.Event]:
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
-    compaction Undo would undo now; ``branches``: the turns with siblings, each told after its
-    first row; ``files``, the folder of the session's attachments."""
+    compaction Undo would undo now (``undo``: the whole state, told last); ``branches``: the
+    turns with siblings, each told after its first row; ``files``, the folder of the session's
+    attachments."""
     events: list[p.Event] = []
     untold = dict(branches or {})
     # Items saved without an id get one here, all made first: made one by one between the
@@ -69,7 +71,7 @@ def replay_events(
             )
         elif kind == "background":
             events.append(p.Background(message=str(entry.get("message", ""))))
-    events.append(p.UndoAvailable(item_id=undo_item_id))
+    events.append(undo if undo is not None else p.UndoAvailable(item_id=undo_item_id))
     return events
 
 

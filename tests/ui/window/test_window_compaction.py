@@ -487,3 +487,44 @@ def test_a_long_kept_message_stays_in_view_in_every_part(
     assert question.in_context and all(part.in_context for part in question.segments)
     answer = next(r for r in above if getattr(r, "role", None) == "assistant")
     assert not answer.in_context
+
+
+def test_the_marker_says_how_long_undo_lasts_and_then_why_it_is_gone(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "first question", "first answer")
+    server.enqueue(Reply(text="SUMMARY"))
+    window.compact()
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    note = marker.undo_note_label
+    assert marker.undo_button.isVisibleTo(marker.widget)
+    assert note.isVisibleTo(marker.widget)
+    assert note.text() == "Undo stays available until you send your next message."
+
+    chat(qtbot, window, server, "second question", "second answer")
+    assert not marker.undo_button.isVisibleTo(marker.widget)
+    assert note.isVisibleTo(marker.widget)
+    assert note.text().startswith("Undo is no longer available: a message was sent after")
+
+
+def test_the_undo_note_is_told_again_when_the_session_is_reopened(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "first question", "first answer")
+    server.enqueue(Reply(text="SUMMARY"))
+    window.compact()
+    wait_idle(qtbot, window)
+    chat(qtbot, window, server, "second question", "second answer")
+    session_id, before = window.session.id, window.transcript.compaction_rows()[0]
+    from ..conftest import run
+
+    assert run(qtbot, window.open_session(None))  # another conversation, then back
+    assert run(qtbot, window.open_session(session_id))
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    marker = window.transcript.compaction_rows()[0]
+    assert marker is not before  # drawn again from the reopened session's events
+    qtbot.waitUntil(lambda: marker.undo_note != "", timeout=5000)
+    assert marker.undo_note.startswith("Undo is no longer available")

@@ -97,6 +97,8 @@ class TranscriptEvents(WaitingTranscript):
         """The core says which compaction Undo would undo now; only its marker offers it."""
         for row in self._compactions.values():
             row.set_undoable(row.item_id == event.item_id)
+            # How long Undo lasts, or why it is gone, as the core says it (the last one's).
+            row.set_undo_note(event.note if row.item_id == event.last_compaction else "")
 
     def _on_item_started(self, event: p.ItemStarted) -> None:
         item = event.item
