@@ -19,7 +19,7 @@ from .paths.path import PathResult
 from .pins import Carried, Pins, carry
 from .prompts import summary_text
 from .rebuild import real_user_messages
-from .room_check import check_room
+from .room_check import LOCAL_COMPACTION_WARNING, check_room
 from .undo import UndoState
 
 
@@ -58,7 +58,7 @@ class Applier:
         config: Callable[[], CoreConfig],
         record: Callable[[str, dict[str, Any]], None],
         emit: Callable[[p.Event], None],
-        note: Callable[[Literal["error", "warning", "background"], str], None],
+        note: Callable[..., None],  # (kind, message, compaction_id="")
         usage_reset: Callable[[], None],
         emit_usage: Callable[[], None],
         usage: Callable[[], int],
@@ -200,8 +200,10 @@ class Applier:
         if check.warned_local:
             guard.warned = True
         for text in check.warnings:
-            self._note("warning", text)
-            self._emit(p.Warning(message=text))
+            # About this compaction (it goes once undone), but the once-a-session one.
+            about = "" if text == LOCAL_COMPACTION_WARNING else item_id
+            self._note("warning", text, about)
+            self._emit(p.Warning(message=text, compaction_id=about))
 
 
 def carried_fields(carried: CarriedOver | None) -> dict[str, Any]:

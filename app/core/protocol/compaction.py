@@ -155,3 +155,5 @@ class SummaryEdited(_Event):
     edited: bool = True
     undoable: bool = True
     tokens: int = 0
+    # The compaction's marker with its figures recomputed for the new summary (live edits).
+    marker: CompactionMarker | None = None

@@ -44,12 +44,14 @@ class Notices:
         self.said_output_limit = False  # the output-limit warning is given once a session
         self.tools_checked = False  # whether the server was asked if it keeps tools
 
-    def note(self, kind: NoteKind, message: str) -> None:
+    def note(self, kind: NoteKind, message: str, compaction_id: str = "") -> None:
         """An error/warning/background line worth showing again after resume (when it can be
-        saved: a note about a failed write must not fail in turn)."""
-        self._transcript.add_note(kind, message)
+        saved: a note about a failed write must not fail in turn); ``compaction_id``: the
+        compaction a warning is about."""
+        self._transcript.add_note(kind, message, compaction_id)
+        about = {"compaction_id": compaction_id} if compaction_id else {}
         try:
-            self._record("event", {"kind": kind, "message": message})
+            self._record("event", {"kind": kind, "message": message, **about})
         except STORAGE_ERRORS:
             pass
 

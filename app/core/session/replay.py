@@ -60,7 +60,12 @@ def replay_events(
         elif kind == ENDED_KIND:  # a compaction that failed or was stopped
             events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
-            events.append(p.Warning(message=str(entry.get("message", ""))))
+            events.append(
+                p.Warning(
+                    message=str(entry.get("message", "")),
+                    compaction_id=str(entry.get("compaction_id") or ""),
+                )
+            )
         elif kind == "error":
             events.append(
                 p.Error(

@@ -297,7 +297,10 @@ class ReasoningRow(ExpandableRow):
 class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
-    __slots__ = ("details", "details_shown", "kind", "message", "retry_turn_id", "turn_id")
+    __slots__ = (
+        "compaction_id", "details", "details_shown", "kind", "message", "retry_turn_id",
+        "turn_id",
+    )
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
         super().__init__(host)
@@ -307,6 +310,7 @@ class NoticeRow(TranscriptRow):
         self.details_shown = False
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
         self.turn_id: str | None = None  # the turn an error line belongs to (when live)
+        self.compaction_id = ""  # the compaction a warning is about (it goes when undone)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

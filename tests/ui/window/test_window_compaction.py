@@ -12,6 +12,7 @@ from app.core.compaction.prompts import summary_prefix
 from app.core.items import message_text
 from app.demo import Fault, Reply
 from app.ui.controller.commands import COMPACT_STREAMING_REASON
+from app.ui.controller.format import format_tokens
 
 from ..helpers import last_user_text, type_and_send, wait_idle
 
@@ -528,3 +529,51 @@ def test_the_undo_note_is_told_again_when_the_session_is_reopened(
     assert marker is not before  # drawn again from the reopened session's events
     qtbot.waitUntil(lambda: marker.undo_note != "", timeout=5000)
     assert marker.undo_note.startswith("Undo is no longer available")
+
+
+def larger_warnings(window: Any) -> list[str]:
+    return [r.message for r in window.transcript.notice_rows("warning")
+            if "made the context larger" in r.message]
+
+
+def test_the_larger_context_warning_goes_once_the_compaction_is_undone(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "hi", "hello")
+    summary = " ".join(f"Point {i}: the user said hi, and {i * 7} other words." for i in range(150))
+    server.enqueue(Reply(text=summary))  # longer than the short talk it replaces
+    window.compact()
+    wait_idle(qtbot, window)
+    assert len(larger_warnings(window)) == 1
+    window.undo_compaction()
+    qtbot.waitUntil(lambda: window.transcript.compaction_rows()[0].state == "undone")
+    assert larger_warnings(window) == []
+    # Reopened, the conversation says the same.
+    from ..conftest import run
+
+    session_id = window.session.id
+    assert run(qtbot, window.open_session(None))
+    assert run(qtbot, window.open_session(session_id))
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    assert window.transcript.compaction_rows()[0].state == "undone"
+    assert larger_warnings(window) == []
+
+
+def test_the_marker_figures_are_recomputed_after_the_summary_is_edited(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    for n in range(3):
+        chat(qtbot, window, server, f"question {n} " + "about the garden " * 30, "ok")
+    summary = " ".join(f"Fact {i}: the garden bed {i} needs {i % 5} litres." for i in range(60))
+    server.enqueue(Reply(text=summary))
+    window.compact()
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    figures = marker.figures_label.text()
+    marker.request_edit("Garden beds.")  # what the summary editor's Save asks
+    qtbot.waitUntil(lambda: marker.edited, timeout=5000)
+    assert marker.figures_label.text() != figures
+    after = window.session.token_usage().total
+    assert f"→ {format_tokens(after)} tokens" in marker.figures_label.text()
