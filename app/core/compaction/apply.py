@@ -160,7 +160,8 @@ class Applier:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
-            carried_pins=result.carried_pins or self._pins.present(new_items),
+            carried_pins=(pins := result.carried_pins or self._pins.present(new_items)),
+            carried_pin_names=self._pins.names(pins),
             **carried_fields(result.carried),
         )
         try:

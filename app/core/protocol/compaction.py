@@ -70,6 +70,8 @@ class CompactionMarker(BaseModel):
     shrunk: dict[str, Any] | None = None
     # The keys of the pinned messages this compaction carried, verbatim, before the summary.
     carried_pins: list[str] = Field(default_factory=list)
+    # Which message each of them is, in a few words (``your message “Deploy to…”``).
+    carried_pin_names: list[str] = Field(default_factory=list)
     # What the carried-notes block holds after this compaction (issue 23): the user's facts in
     # their own words (oldest first), the files read or changed ("path (changed)") and the
     # commands run, and how many notes its budget forced out this time.

@@ -288,6 +288,8 @@ def carried_summary(marker: CompactionMarker) -> str:
     if not parts:
         return ""
     text = ", ".join(parts) + " carried over"
+    if marker.carried_pin_names:  # which messages the pins are, as the core names them
+        text += f" (pinned: {'; '.join(marker.carried_pin_names)})"
     if marker.carried_dropped:
         text += f" ({marker.carried_dropped} older left out for room)"
     return text

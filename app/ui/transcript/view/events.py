@@ -212,7 +212,7 @@ class TranscriptEvents(WaitingTranscript):
         # back") no longer holds.
         stale = [r for r in self.notice_rows("warning") if r.compaction_id == event.item_id]
         if stale:
-            self.remove_rows(stale)
+            self.remove_rows(list[TranscriptRow](stale))
 
     def _on_compaction_ended(self, event: p.CompactionEnded) -> None:
         """A compaction that changed nothing, live or replayed; a live failure (its event
