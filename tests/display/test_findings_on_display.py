@@ -1,0 +1,124 @@
+"""What a person saw in an hour with a small local model (issue 39), on a real display with
+real input: Find taking you to each match and highlighting it, markers that say what is true
+now and are not clipped, the status bar's hint never over the model label, the notes of a small
+window whole, and the default compaction prompt wrapped at the box's width."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import XDisplay, wait_for
+
+pytestmark = pytest.mark.display
+
+
+class Probe:
+    """The window of ``findings_probe`` on ``display``; asks it what it shows."""
+
+    def __init__(self, display: XDisplay, folder: Path, answers: list[str]) -> None:
+        self.display, self.folder, self.asked = display, folder, 0
+        log = (folder / "stderr.log").open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.display.findings_probe", str(folder), *answers],
+            env=display.env, stdout=log, stderr=log,
+        )
+        wait_for(lambda: self._alive() and (folder / "ready").exists(), "the probe's window")
+        self.window = wait_for(
+            lambda: display.xdotool("search", "--onlyvisible", "--pid", str(self.process.pid),
+                                    "--name", "Coco", check=False).split()[:1],
+            "the probe's window on the display",
+        )[0]
+        display.xdotool("windowactivate", "--sync", self.window)
+
+    def _alive(self) -> bool:
+        if self.process.poll() is not None:
+            log = (self.folder / "stderr.log").read_text(errors="replace")
+            pytest.fail(f"the probe exited ({self.process.returncode}):\n{log[-2000:]}")
+        return True
+
+    def ask(self, question: str) -> Any:
+        n, self.asked = self.asked, self.asked + 1
+        (self.folder / f"ask-{n}").write_text(question, encoding="utf-8")
+        answer = self.folder / f"answer-{n}"
+        wait_for(lambda: self._alive() and answer.exists(), f"the probe's answer to {question}")
+        return json.loads(answer.read_text(encoding="utf-8"))
+
+    def state(self) -> dict[str, Any]:
+        return self.ask("state")  # type: ignore[no-any-return]
+
+    def idle(self) -> bool:
+        return not self.state()["busy"]
+
+    def resize(self, width: int, height: int) -> None:
+        self.display.xdotool("windowsize", "--sync", self.window, str(width), str(height))
+        wait_for(lambda: self.state()["size"] == [width, height], f"the window at {width}×{height}")
+
+    def point(self, control: str) -> list[int]:
+        return wait_for(lambda: self.ask(f"where {control}"), f"the {control} control")  # type: ignore[no-any-return]
+
+    def click(self, control: str) -> None:
+        at = self.point(control)
+        self.display.xdotool("mousemove", "--sync", str(at[0]), str(at[1]))
+        self.display.xdotool("click", "1")
+
+    def send(self, text: str) -> None:
+        self.key("ctrl+l")  # the composer
+        self.type(text)
+        self.key("Return")
+
+    def type(self, text: str) -> None:
+        self.display.xdotool("type", "--delay", "2", text)
+
+    def key(self, *keys: str) -> None:
+        self.display.xdotool("key", *keys)
+
+    def shot(self, name: str) -> Path:
+        path = self.folder / f"{name}.png"
+        assert self.ask(f"shot {path}")
+        return path
+
+
+@pytest.fixture
+def probe(x_display: XDisplay, tmp_path: Path) -> Iterator[Any]:
+    started: list[Probe] = []
+
+    def start(answers: list[str]) -> Probe:
+        started.append(Probe(x_display, tmp_path, answers))
+        return started[-1]
+
+    yield start
+    for one in started:
+        one.process.terminate()
+        try:
+            one.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            one.process.kill()
+            one.process.wait()
+
+
+def chat(app: Probe, text: str, count: int) -> None:
+    app.send(text)
+    wait_for(lambda: len(app.state()["messages"]) == count and app.idle(), f"the answer to {text}")
+
+
+def test_the_compact_hint_is_never_drawn_over_the_model_label(probe: Any) -> None:
+    app = probe(["Hello there.", "SUMMARY: the user said hello."])
+    app.resize(1400, 900)
+    chat(app, "hello", 2)
+    app.click("compact")  # the pointer stays on the button: its hint is in the status bar
+    wait_for(lambda: app.state()["markers"] and app.idle(), "the compaction")
+    wait_for(lambda: app.state()["status_message"], "the button's hint in the status bar")
+    app.shot("status-bar-after-compact")
+    state = app.state()
+    # The hint is drawn where the model label sits: the label gives way while it shows.
+    assert not state["model_label_visible"], state
+    app.display.xdotool("mousemove", "--sync", "700", "400")  # away: the hint goes
+    wait_for(lambda: not app.state()["status_message"], "the hint gone")
+    assert app.state()["model_label_visible"]
