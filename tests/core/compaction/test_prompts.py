@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from app.core.compaction.prompts import default_prompt
@@ -14,7 +16,7 @@ def test_the_default_prompts_have_no_hard_line_breaks_inside_a_paragraph(style: 
     import re
 
     lines = default_prompt(style).split("\n")
-    for line, after in zip(lines, lines[1:], strict=False):
+    for line, after in itertools.pairwise(lines):
         if line.strip() and after.strip():
             assert line.lstrip().startswith("#") or re.match(r"\s*([-*]|\d+\.)\s", after), (
                 f"a paragraph broken after {line!r}"
