@@ -93,7 +93,10 @@ def build_parts(shared: Shared) -> BranchParts:
         window=lambda model: compactor.window(model), limit=lambda model: compactor.limit(model),
         emit=emit, record=record,
     )
-    notices = Notices(config=get_config, transcript=transcript, emit=emit, record=record)
+    notices = Notices(
+        config=get_config, transcript=transcript, emit=emit, record=record,
+        no_tool_calls=shared.settings.no_tool_calls,
+    )
     requests = TurnRequests(
         shared.session_id, config=get_config, history=history, tools=get_tools,
         limit=meter.limit, attachments=shared.attachments,
