@@ -179,8 +179,13 @@ def test_an_undone_compactions_title_is_whole_in_a_narrow_window(probe: Any) -> 
     chat(app, "hello", 2)
     app.click("compact")
     wait_for(lambda: app.state()["markers"] and app.idle(), "the compaction")
+    state = app.state()
+    assert state["markers"][0]["undo_note"].startswith("Undo stays available until")
+    assert any("made the context larger" in w for w in state["warnings"])  # a short talk
     app.click("undo")
     wait_for(lambda: app.state()["markers"][0]["state"] == "undone", "the compaction undone")
+    # What is said of the compaction now holds: the "larger… Undo puts it back" warning went.
+    assert not any("made the context larger" in w for w in app.state()["warnings"])
     # Then the window made narrow, the Model view beside the chat: its narrowest column.
     app.resize(700, 500)
     app.key("ctrl+m")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel, QTextEdit
 
 from ..compaction_row import CompactionRow
@@ -115,6 +114,9 @@ def highlight(view: QTextEdit | QLabel, words: list[str], at: float) -> int | No
         start, length = min(spans, key=lambda s: abs(s[0] / max(1, len(text)) - at))
         view.setSelection(start, length)
         return 0
+    # Loaded when a match is first shown, not before the window's first paint.
+    from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
+
     document = view.document()
     marked = QTextCharFormat()
     marked.setBackground(QColor("#ffd54f"))
