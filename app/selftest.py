@@ -178,12 +178,15 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
         run.expect(marker.state == "done", f"marker state is {marker.state!r}")
 
     with run.check("automatic compaction (low auto-compact limit)"):
-        for text in MESSAGES[2:2 + MAX_TURNS_FOR_AUTO]:
+        for sent, text in enumerate(MESSAGES[2:2 + MAX_TURNS_FOR_AUTO], start=1):
             await _send(run, window, text)
+            # A reply that leaves the context over the limit is compacted right after it.
+            await _wait_until(run, lambda: not window.busy, "a compaction after the reply")
             if any(c.get("trigger") == "auto" for c in _compactions(window.session.transcript())):
                 break
         else:
             raise run.fail(f"no automatic compaction after {MAX_TURNS_FOR_AUTO} turns")
+        await _send(run, window, MESSAGES[2 + sent])  # the next message, after the summary
 
     session = window.session
     entries = session.transcript()

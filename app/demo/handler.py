@@ -22,6 +22,7 @@ _ROUTES = {
     ("POST", "/v1/responses/compact"): "compact",
     ("POST", "/v1/chat/completions"): "chat",
     ("GET", "/v1/models"): "models",
+    ("GET", "/props"): "props",  # llama.cpp's: what the loaded model's template supports
 }
 
 

@@ -24,7 +24,7 @@ from .channel import Channel
 from .handler import LoopbackHTTPServer, RecordedRequest, RequestHandler
 from .model.demo_model import DemoModel
 from .script import CompactReply, Fault, Reply, ScriptItem
-from .wire import Json, now
+from .wire import Json, error_body, now
 
 Mode = Literal["scripted", "demo"]
 QUEUE_ENDPOINTS = ("responses", "chat", "compact")
@@ -65,6 +65,10 @@ class ModelServer:
         )
         self.tokens_per_second = tokens_per_second
         self.model = model
+        # What ``GET /props`` answers, as llama.cpp does (None: 404, as other servers do);
+        # a test sets ``{"chat_template_caps": {"supports_tools": False}}`` for a model
+        # whose template has no tool support.
+        self.props: dict[str, Any] | None = None
         # A long-running demo server must not grow without bound; tests keep everything.
         limit = (1000 if mode == "demo" else None) if record_limit is _UNSET else record_limit
         self._port = port
@@ -246,6 +250,12 @@ class ModelServer:
         headers: dict[str, str],
     ) -> None:
         """Called by the handler for each request; answered as this server's settings say now."""
+        if endpoint == "props":
+            if self.props is None:  # a server that is not llama.cpp
+                ch.send_json(404, error_body(404, "File Not Found", type_="not_found_error"))
+            else:
+                ch.send_json(200, self.props)
+            return
         self._answerer.answer(
             ch,
             endpoint,

@@ -23,7 +23,7 @@ import pytest
 
 TOOLS = ("Xvfb", "openbox", "xdotool", "xprop")
 PACKAGES = "xvfb openbox xdotool x11-utils"
-SCREEN = "1280x800x24"
+SCREEN = "1600x1000x24"  # room for a 1 400 × 900 window
 GUARD_SECONDS = 120.0  # only against a hang (a wait that never ends); no test asserts a time
 
 

@@ -27,6 +27,12 @@ def trigger_unsupported(server) -> None:
     )
 
 
+# A message of about 50 tokens: sent after a turn that ended just under the limit (880 of
+# 900), it takes the history over it, so that turn compacts before it is sent (a turn that
+# ends over the limit compacts at once instead: test_compact_after_turn).
+PUSH = " and more" * 22
+
+
 def usage(total: int) -> dict[str, int]:
     return {"input_tokens": total - 10, "output_tokens": 10, "total_tokens": total}
 
@@ -299,10 +305,10 @@ async def test_failed_compaction_changes_nothing(server, make_config):
 
 async def test_auto_compaction_fires_once_past_the_limit(server, make_config):
     session = await Session.open(make_config(context_window=1000))
-    await chat(session, server, "q1", "a1", total=950)  # over 90 % of 1000
+    await chat(session, server, "q1", "a1", total=880)  # under 90 % of 1000
     server.enqueue(Reply(text="AUTO SUMMARY"))
     server.enqueue(Reply(text="a2", usage=usage(300)))
-    events = await run(session, ops.UserTurn(text="q2"))
+    events = await run(session, ops.UserTurn(text="q2" + PUSH))  # over it with q2
     bodies = [r.body for r in server.requests_to("responses")]
     assert sum(1 for b in bodies if is_compaction_request(b)) == 1
     compacted = of_type(events, "context_compacted")[0]
@@ -315,13 +321,15 @@ async def test_auto_compaction_fires_once_past_the_limit(server, make_config):
 
 async def test_pre_turn_compaction_excludes_the_incoming_message(server, make_config):
     session = await Session.open(make_config(context_window=1000))
-    await chat(session, server, "q1", "a1", total=950)
+    await chat(session, server, "q1", "a1", total=880)
     server.enqueue(Reply(text="S"))
     server.enqueue(Reply(text="a2"))
-    await run(session, ops.UserTurn(text="INCOMING"))
+    await run(session, ops.UserTurn(text="INCOMING" + PUSH))
     compaction, follow = (r.body for r in server.requests_to("responses")[1:])
     assert "INCOMING" not in json.dumps(compaction)
-    assert input_texts(follow) == [("user", "q1"), ("user", f"{PREFIX}\nS"), ("user", "INCOMING")]
+    assert input_texts(follow) == [
+        ("user", "q1"), ("user", f"{PREFIX}\nS"), ("user", "INCOMING" + PUSH)
+    ]
     await session.close()
 
 
@@ -731,10 +739,10 @@ async def test_cancel_compaction_changes_nothing(server, make_config):
 
 async def test_stopping_a_pre_turn_compaction_keeps_the_new_message(server, make_config):
     session = await Session.open(make_config(context_window=1000))
-    await chat(session, server, "q1", "a1", total=950)
+    await chat(session, server, "q1", "a1", total=880)
     before = session.history()
     server.enqueue(Fault.hang(5))
-    await session.submit(ops.UserTurn(text="my new question"))
+    await session.submit(ops.UserTurn(text="my new question" + PUSH))
     await asyncio.to_thread(server.wait_for_requests, 2, "responses")
     await session.submit(ops.Interrupt())
     events = await collect(session, "turn_complete")
@@ -742,7 +750,7 @@ async def test_stopping_a_pre_turn_compaction_keeps_the_new_message(server, make
     assert not of_type(events, "context_compacted")
     history = session.history()
     assert history[: len(before)] == before  # not compacted
-    assert input_texts({"input": history})[-1] == ("user", "my new question")
+    assert input_texts({"input": history})[-1] == ("user", "my new question" + PUSH)
     await session.close()
 
 
@@ -759,3 +767,28 @@ async def test_context_compacted_carries_the_figures(server, make_config):
     assert info.kept_user_messages == 2 and info.kept_truncated is False
     assert info.summary == "S" and info.undoable
     await session.close()
+
+
+async def test_undo_available_says_how_long_undo_lasts_and_then_why_it_is_gone(
+    server, make_config
+):
+    from app.core.compaction.undo import GONE_AFTER_TURN, UNTIL_NEXT_MESSAGE
+
+    session = await Session.open(make_config())
+    await chat(session, server, "q1", "a1")
+    events = await compact(session, server, "S")
+    marker = of_type(events, "context_compacted")[0].item_id
+    state = of_type(events, "undo_available")[-1]
+    assert (state.item_id, state.last_compaction, state.note) == (
+        marker, marker, UNTIL_NEXT_MESSAGE
+    )
+    events = await chat(session, server, "q2", "a2")
+    state = of_type(events, "undo_available")[-1]
+    assert state.item_id is None and state.last_compaction == marker
+    assert state.note == GONE_AFTER_TURN and "new turn" in state.reason
+    # Reopened, the session says the same.
+    await session.close()
+    again = await Session.open(make_config(), session_id=session.id)
+    told = [e for e in again.replay_events() if e.type == "undo_available"][-1]
+    assert (told.last_compaction, told.note) == (marker, GONE_AFTER_TURN)
+    await again.close()

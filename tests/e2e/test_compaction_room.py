@@ -24,6 +24,11 @@ def words(n: int, word: str = "alpha") -> str:
     return " ".join(f"{word}{i % 97}" for i in range(n))
 
 
+# After a turn that ended just under the limit (3 650 of 3 686), a message that takes the
+# history over it: its turn compacts before it is sent.
+INCOMING = "INCOMING " + words(60, "inc")
+
+
 async def chat(session: Session, server, text: str, answer: str, total: int | None = None):
     server.enqueue(Reply(text=answer, usage=usage(total) if total else None))
     return await run(session, ops.UserTurn(text=text))
@@ -193,17 +198,17 @@ async def test_when_overflow_recovery_fails_the_message_leaves_the_models_view(
 
 async def test_the_message_is_shown_before_a_pre_turn_compaction(server, make_config):
     session = await Session.open(make_config(context_window=WINDOW))
-    await chat(session, server, "q1", "a1", total=3_900)
+    await chat(session, server, "q1", "a1", total=3_650)
     server.enqueue(Reply(text="S"))
     server.enqueue(Reply(text="a2"))
-    events = await run(session, ops.UserTurn(text="INCOMING"))
+    events = await run(session, ops.UserTurn(text=INCOMING))
     started = [
         (e.item.kind, e.item.data.get("text")) for e in of_type(events, "item_started")
     ]
-    assert started[0] == ("user_message", "INCOMING")
+    assert started[0] == ("user_message", INCOMING)
     assert started[1][0] == "context_compaction"
     follow = server.requests_to("responses")[-1].body
-    assert input_texts(follow)[-1] == ("user", "INCOMING")
+    assert input_texts(follow)[-1] == ("user", INCOMING)
     assert input_texts(follow)[-2] == ("user", f"{PREFIX}\nS")
     assert "INCOMING" not in json.dumps(compaction_bodies(server)[-1])
     # The transcript knows the held-out message is in the model's view.
@@ -241,10 +246,10 @@ async def test_prune_replaces_old_tool_outputs_without_a_model_call(
         server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": f"{name}.txt"})]))
         server.enqueue(Reply(text=f"read {name}", usage=usage(5_000)))
         await run(session, ops.UserTurn(text=f"read {name}.txt"))
-    await chat(session, server, "thanks", "fine", total=14_500)
-    before = session.history()
-    server.enqueue(Reply(text="after"))
-    events = await run(session, ops.UserTurn(text="one more"))
+    server.enqueue(Reply(text="fine", usage=usage(14_500)))
+    await session.submit(ops.UserTurn(text="thanks"))
+    await collect(session, "turn_complete")
+    events = await collect(session, "turn_complete")  # over the limit: compacted at once
     info = of_type(events, "context_compacted")[0]
     assert (info.trigger, info.strategy) == ("auto", "prune") and info.pruned_outputs >= 1
     assert not compaction_bodies(server)  # no model call
@@ -254,8 +259,9 @@ async def test_prune_replaces_old_tool_outputs_without_a_model_call(
     # A prune is undoable like any compaction, until the next turn starts.
     await session.submit(ops.UndoCompaction())
     await collect(session, "compaction_undone")
-    restored = session.history()
-    assert restored[: len(before)] == before
+    restored = [i["output"] for i in session.history() if i.get("type") == "function_call_output"]
+    assert len(restored) == 3 and not any("Output of read_file removed" in o for o in restored)
+    assert all(o.rstrip().endswith(words(900, n)[-20:]) for o, n in zip(restored, "abc"))
     await session.close()
 
 
@@ -270,26 +276,27 @@ async def test_prune_can_be_turned_off(server, make_config, tmp_path):
         server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "a.txt"})]))
         server.enqueue(Reply(text="read", usage=usage(6_000)))
         await run(session, ops.UserTurn(text="read a.txt"))
-    await chat(session, server, "thanks", "ok", total=14_500)
+    server.enqueue(Reply(text="ok", usage=usage(14_500)))
     server.enqueue(Reply(text="S"))
-    server.enqueue(Reply(text="after"))
-    events = await run(session, ops.UserTurn(text="more"))
+    await session.submit(ops.UserTurn(text="thanks"))
+    await collect(session, "turn_complete")
+    events = await collect(session, "turn_complete")  # over the limit: compacted at once
     assert of_type(events, "context_compacted")[0].strategy == "local"
     await session.close()
 
 
 async def test_an_automatic_compaction_can_be_undone_until_the_next_turn(server, make_config):
     session = await Session.open(make_config(context_window=WINDOW))
-    await chat(session, server, "q1", "a1", total=3_900)
+    await chat(session, server, "q1", "a1", total=3_650)
     before = session.history()
     server.enqueue(Reply(text="S"))
     server.enqueue(Reply(text="a2"))
-    await run(session, ops.UserTurn(text="q2"))
+    await run(session, ops.UserTurn(text=INCOMING))  # compacted before it is sent
     await session.submit(ops.UndoCompaction())
     await collect(session, "compaction_undone")
     texts = input_texts({"input": session.history()})
     assert session.history()[: len(before)] == before
-    assert texts[len(before) :] == [("user", "q2"), ("assistant", "a2")]
+    assert texts[len(before) :] == [("user", INCOMING), ("assistant", "a2")]
     await session.close()
 
 
@@ -379,7 +386,8 @@ async def test_the_context_view_counts_as_the_gauge_does(server, make_config, tm
 @needs_tiktoken
 async def test_a_local_servers_counts_calibrate_the_size_check(server, make_config, tmp_path):
     # A local model whose tokenizer counts three times what Coco does (the ratio's ceiling).
-    config = make_config(wire_api="chat", context_window=WINDOW)
+    # (Automatic compaction off: the warm-up's reported 100 000 tokens would compact at once.)
+    config = make_config(wire_api="chat", context_window=WINDOW, auto_compact=False)
     message = words(900, "cal")  # about 2 000 of Coco's tokens: fits a 4k window by its count
     fresh = await Session.open(make_config(wire_api="chat", context_window=WINDOW,
                                            data_dir=tmp_path / "fresh"))

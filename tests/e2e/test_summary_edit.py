@@ -131,3 +131,31 @@ async def test_a_summary_too_large_for_a_compacted_history_is_refused(server, ma
     assert "4,096-token window leaves room for at most" in error.message
     assert [e.text for e in session.context_view() if e.is_summary] == [f"{PREFIX}\nS"]
     await session.close()
+
+
+async def test_the_markers_figures_follow_an_edited_summary_live_and_reopened(
+    server, make_config
+):
+    config = make_config()
+    session = await Session.open(config)
+    for n in range(3):
+        await chat(session, server, f"question {n} " + "about the garden " * 30)
+    long_summary = " ".join(f"Fact {i}: the garden bed {i} needs {i % 5} litres." for i in range(60))
+    server.enqueue(Reply(text=long_summary))
+    events = await run(session, ops.Compact())
+    first = of_type(events, "context_compacted")[0]
+    events = await submit(session, ops.EditSummary(item_id=first.item_id, text="Garden beds."))
+    marker = of_type(events, "summary_edited")[0].marker
+    assert marker is not None and marker.tokens_before == first.tokens_before
+    # The summary is some hundreds of tokens shorter: so is what the compaction left.
+    assert marker.tokens_after < first.tokens_after - 300
+    assert marker.tokens_after == session.token_usage().total
+    assert marker.freed_share > first.freed_share
+    await session.close()
+
+    reopened = await Session.open(config, session.id)
+    replayed = of_type(reopened.replay_events(), "context_compacted")[0]
+    assert (replayed.tokens_after, replayed.freed_share) == (
+        marker.tokens_after, marker.freed_share
+    )
+    await reopened.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from .. import protocol as p
 from ..config import CoreConfig
@@ -19,7 +19,7 @@ from .paths.path import PathResult
 from .pins import Carried, Pins, carry
 from .prompts import summary_text
 from .rebuild import real_user_messages
-from .room_check import check_room
+from .room_check import LOCAL_COMPACTION_WARNING, check_room
 from .undo import UndoState
 
 
@@ -58,7 +58,7 @@ class Applier:
         config: Callable[[], CoreConfig],
         record: Callable[[str, dict[str, Any]], None],
         emit: Callable[[p.Event], None],
-        note: Callable[[Literal["error", "warning", "background"], str], None],
+        note: Callable[..., None],  # (kind, message, compaction_id="")
         usage_reset: Callable[[], None],
         emit_usage: Callable[[], None],
         usage: Callable[[], int],
@@ -160,7 +160,8 @@ class Applier:
             pruned_outputs=result.pruned_outputs,
             remote_form=result.remote_form,
             shrunk=result.shrunk,
-            carried_pins=result.carried_pins or self._pins.present(new_items),
+            carried_pins=(pins := result.carried_pins or self._pins.present(new_items)),
+            carried_pin_names=self._pins.names(pins),
             **carried_fields(result.carried),
         )
         try:
@@ -194,12 +195,16 @@ class Applier:
             )
         )
         self._emit(p.ContextCompacted.of(marker, undoable=True, in_view=in_view))
-        self._emit(p.UndoAvailable(item_id=item_id))
+        self._emit(
+            p.UndoAvailable(item_id=item_id, last_compaction=item_id, note=self._undo.note())
+        )
         if check.warned_local:
             guard.warned = True
         for text in check.warnings:
-            self._note("warning", text)
-            self._emit(p.Warning(message=text))
+            # About this compaction (it goes once undone), but the once-a-session one.
+            about = "" if text == LOCAL_COMPACTION_WARNING else item_id
+            self._note("warning", text, about)
+            self._emit(p.Warning(message=text, compaction_id=about))
 
 
 def carried_fields(carried: CarriedOver | None) -> dict[str, Any]:

@@ -49,6 +49,21 @@ class Pin:
     kind: str
 
 
+PIN_NAME_CHARS = 48  # the start of a pinned message that names it
+
+
+def pin_name(pin: Pin) -> str:
+    """A pinned message named in a few words, by whose it is and how it begins."""
+    for item in pin.items:
+        if item_type(item) == "function_call":
+            return f"the output of {item.get('name') or 'a tool'}"
+    text = " ".join(message_text(pin.items[0]).split()) if pin.items else ""
+    if len(text) > PIN_NAME_CHARS:
+        text = text[:PIN_NAME_CHARS].rsplit(" ", 1)[0] + "…"
+    whose = "the answer" if pin.items and is_message(pin.items[0], "assistant") else "your message"
+    return f"{whose} “{text}”"
+
+
 def pin_budget(budget: CompactionBudget) -> int | None:
     """How many tokens pinned messages may take in a compacted history (None: no window to
     derive it from, nothing limits them)."""
@@ -143,6 +158,11 @@ class Pins:
             for item in pin.items
             if item_type(item) == "function_call_output"
         )
+
+    def names(self, keys: list[str]) -> list[str]:
+        """Which message each pin of ``keys`` is, in a few words: ``your message “Deploy to
+        svc-orchard…”``, ``the answer “…”``, ``the output of read_file``."""
+        return [pin_name(self._pins[key]) for key in keys if key in self._pins]
 
     def present(self, items: list[Item]) -> list[str]:
         """The keys of the pins whose items are all in ``items``, oldest first."""

@@ -86,7 +86,23 @@ def should_compact_mid_turn(
     post_compaction: int | None,
 ) -> bool:
     """Mid-turn (tool calls pending, a follow-up request to make): compact when past the limit.
-    A final answer never compacts mid-turn: the next turn compacts before it starts."""
+    A final answer never compacts mid-turn: the turn ends, then compacts (``should_compact_after
+    _turn``), and the next turn compacts before it starts if that did not happen."""
+    if not auto or limit is None or unchanged_since_compaction:
+        return False
+    return grown_back(usage, limit, post_compaction)
+
+
+def should_compact_after_turn(
+    *,
+    auto: bool,
+    usage: int,
+    limit: int | None,
+    unchanged_since_compaction: bool,
+    post_compaction: int | None,
+) -> bool:
+    """A turn ended with the history past the limit: compact at once, while the person reads
+    and types, rather than before the next message (which then goes straight to the model)."""
     if not auto or limit is None or unchanged_since_compaction:
         return False
     return grown_back(usage, limit, post_compaction)

@@ -27,10 +27,16 @@ class RoomCheck:
     warned_local: bool
 
 
+def freed(before: int, after: int) -> tuple[float, bool]:
+    """The share of ``before`` a compaction freed, and whether that is little."""
+    share = (before - after) / before if before > 0 else 0.0
+    return share, before > 0 and share < LITTLE_FREED_SHARE
+
+
 def check_room(result: PathResult, before: int, after: int, *, warned: bool) -> RoomCheck:
     """Check ``result`` that took the context from ``before`` to ``after`` tokens; ``warned``:
     the session has said the long-conversations warning already."""
-    freed_share = (before - after) / before if before > 0 else 0.0
+    freed_share, little = freed(before, after)
     texts: list[str] = []
     if result.summary_unusable is not None:
         texts.append(unusable_warning(result.summary_unusable, result.kept_previous_summary))
@@ -61,7 +67,7 @@ def check_room(result: PathResult, before: int, after: int, *, warned: bool) -> 
         texts.append(LOCAL_COMPACTION_WARNING)
     return RoomCheck(
         freed_share=freed_share,
-        freed_little=before > 0 and freed_share < LITTLE_FREED_SHARE,
+        freed_little=little,
         warnings=tuple(texts),
         warned_local=warned_local,
     )

@@ -20,6 +20,7 @@ from ..conversation.transcript import Transcript
 from ..items import message_text, user_message
 from .budget import CompactionBudget
 from .prompts import is_summary_message, summary_prefix, summary_text
+from .room_check import freed
 
 SUMMARY_EDIT_RECORD = "summary_edited"
 BUSY = "Wait for the current turn to finish before changing the summary."
@@ -99,6 +100,7 @@ class SummaryEdits:
                 edited=bool(entry.get("summary_edited")),
                 undoable=bool(self._earlier.get(op.item_id)),
                 tokens=self._usage(),
+                marker=p.CompactionMarker.from_record(entry) if entry else None,
             )
         )
 
@@ -166,6 +168,15 @@ class SummaryEdits:
             self._rewritten(unchanged, live)
         entry = self._transcript.compaction_entry(item_id)
         if entry is not None:
+            # The marker's figures follow the summary: what the compaction left is now as
+            # much larger or smaller as the new text is.
+            change = self._count(summary_text(text)) - self._count(
+                summary_text(str(payload.get("previous", "")))
+            )
+            before = int(entry.get("tokens_before") or 0)
+            after = max(0, int(entry.get("tokens_after") or 0) + change)
+            entry["tokens_after"] = after
+            entry["freed_share"], entry["freed_little"] = freed(before, after)
             entry["summary"] = text
             entry["summary_edited"] = bool(earlier)
             entry["summary_undoable"] = bool(earlier)

@@ -10,6 +10,12 @@ from ..items import Item
 NOTHING_YET = "Nothing to undo: no compaction has happened in this conversation."
 AFTER_TURN = "Cannot undo the compaction: a new turn has started since."
 ALREADY = "Nothing to undo: the last compaction was already undone."
+# What the last compaction's marker says about its Undo: how long it lasts, or why it is gone.
+UNTIL_NEXT_MESSAGE = "Undo stays available until you send your next message."
+GONE_AFTER_TURN = (
+    "Undo is no longer available: a message was sent after this compaction, and the "
+    "conversation went on from its summary."
+)
 
 
 @dataclass
@@ -30,6 +36,7 @@ class UndoState:
         self._entry: UndoEntry | None = None
         self.refusal = NOTHING_YET
         self._compacted = False
+        self.last_item_id: str | None = None  # the last compaction, undoable or not
 
     @property
     def item_id(self) -> str | None:
@@ -39,6 +46,7 @@ class UndoState:
     def offer(self, item_id: str, snapshot: HistorySnapshot) -> None:
         self._entry = UndoEntry(item_id, snapshot)
         self._compacted = True
+        self.last_item_id = item_id
 
     def note_appended(self, item: Item) -> None:
         if self._entry is not None:
@@ -48,6 +56,13 @@ class UndoState:
         if self._entry is not None or self._compacted:
             self.refusal = AFTER_TURN
         self._entry = None
+
+    def note(self) -> str:
+        """What the last compaction's marker says about Undo now: until when it lasts, or
+        why it is gone ("" once it was undone: the marker says so)."""
+        if self._entry is not None:
+            return UNTIL_NEXT_MESSAGE
+        return GONE_AFTER_TURN if self.refusal == AFTER_TURN else ""
 
     def take(self) -> UndoEntry | None:
         """The entry to undo (then gone), or None: ``refusal`` says why."""

@@ -61,8 +61,11 @@ class Transcript:
              "in_view": list(in_view or [])}
         )
 
-    def add_note(self, kind: str, message: str) -> None:
-        self._entries.append({"kind": kind, "message": message})
+    def add_note(self, kind: str, message: str, compaction_id: str = "") -> None:
+        entry = {"kind": kind, "message": message}
+        if compaction_id:  # a warning about that compaction
+            entry["compaction_id"] = compaction_id
+        self._entries.append(entry)
 
     def add_recorded(self, payload: dict[str, Any]) -> str:
         """An ``event`` record worth showing again (a note, or a compaction that ended
@@ -71,7 +74,9 @@ class Transcript:
         if payload.get("kind") == ENDED_KIND:
             self._entries.append(dict(payload))
         else:
-            self.add_note(str(payload.get("kind")), message)
+            self.add_note(
+                str(payload.get("kind")), message, str(payload.get("compaction_id") or "")
+            )
         return message
 
     def add_error(self, message: str, details: str) -> None:

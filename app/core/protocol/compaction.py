@@ -70,6 +70,8 @@ class CompactionMarker(BaseModel):
     shrunk: dict[str, Any] | None = None
     # The keys of the pinned messages this compaction carried, verbatim, before the summary.
     carried_pins: list[str] = Field(default_factory=list)
+    # Which message each of them is, in a few words (``your message “Deploy to…”``).
+    carried_pin_names: list[str] = Field(default_factory=list)
     # What the carried-notes block holds after this compaction (issue 23): the user's facts in
     # their own words (oldest first), the files read or changed ("path (changed)") and the
     # commands run, and how many notes its budget forced out this time.
@@ -138,6 +140,10 @@ class UndoAvailable(_Event):
     type: Literal["undo_available"] = "undo_available"
     item_id: str | None = None  # the compaction it would undo; None when nothing can be
     reason: str = ""  # why not, in words, when ``item_id`` is None
+    # The last compaction (undoable or not) and what its marker says about Undo now: how long
+    # it stays available, or why it no longer is ("" when there is nothing to say).
+    last_compaction: str | None = None
+    note: str = ""
 
 
 class SummaryEdited(_Event):
@@ -151,3 +157,5 @@ class SummaryEdited(_Event):
     edited: bool = True
     undoable: bool = True
     tokens: int = 0
+    # The compaction's marker with its figures recomputed for the new summary (live edits).
+    marker: CompactionMarker | None = None

@@ -44,6 +44,9 @@ class Background(_Event):
 class Warning(_Event):
     type: Literal["warning"] = "warning"
     message: str
+    # The compaction the warning is about ("" for none): once it is undone, the warning no
+    # longer holds (the window takes it away).
+    compaction_id: str = ""
 
 
 class Error(_Event):

@@ -62,8 +62,9 @@ class ServerInfo:
             parts.append(f"reports a context window of {self.context_window:,} tokens")
         if self.supports_tools is False:
             parts.append(
-                "says this model's chat template has no tool support (the model cannot see "
-                "the workspace tools)"
+                "says this model's chat template has no tool support, so it has no tool calls: "
+                f"{NEEDS_TOOL_CALLS} need them and are not offered to it (the carried notes "
+                "keep your facts through compactions without them)"
             )
         elif self.supports_tools:
             parts.append("supports tools")
@@ -207,23 +208,30 @@ async def _reachable(client: httpx2.AsyncClient, root: str) -> bool:
     return True
 
 
+# The features that work only through the model's tool calls.
+NEEDS_TOOL_CALLS = (
+    "recall (the model searching the whole conversation), the workspace tools (reading your "
+    "files) and MCP tools"
+)
+
+
 def tools_warning(info: ServerInfo, base_url: str) -> str | None:
     """The one-time warning when the server drops tool definitions, else ``None``."""
     if info.supports_tools is not False:
         return None
     where = info.name
     return (
-        f"{where} at {base_url} reports that this model's chat template has no tool support, "
-        "so the model is not shown the workspace tools and cannot read or list your files. "
-        "Use a model (or a chat template, llama.cpp's --jinja / --chat-template-file) that "
-        "supports tools."
+        f"{where} at {base_url} reports that this model's chat template has no tool support: "
+        f"the model cannot call tools, so {NEEDS_TOOL_CALLS} are not offered to it. The "
+        "carried notes still keep what you said through compactions. For tools, use a model "
+        "(or a chat template, llama.cpp's --jinja / --chat-template-file) that supports them."
     )
 
 
 async def local_tools_warning(config: CoreConfig) -> str | None:
     """For the session, once per conversation: the warning to show when the configured local
-    server (Chat Completions wire, a workspace set) drops tool definitions, else ``None``."""
-    if config.wire_api != "chat" or config.workspace is None:
+    server (Chat Completions wire) drops tool definitions, else ``None``."""
+    if config.wire_api != "chat":
         return None
     info = await probe_server(
         config.base_url, config.model, api_key=config.api_key.get_secret_value()

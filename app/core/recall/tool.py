@@ -226,11 +226,19 @@ class SessionTools:
     tools of the MCP servers configured."""
 
     def __init__(
-        self, config: CoreConfig, recall: RecallTool, mcp: McpServers | None = None
+        self,
+        config: CoreConfig,
+        recall: RecallTool,
+        mcp: McpServers | None = None,
+        *,
+        calls_tools: bool = True,
     ) -> None:
         self.workspace = WorkspaceTools(config.workspace, config.tool_output_budget)
         self._recall = recall if config.recall else None
         self.mcp = mcp
+        # False when the server said the model cannot call tools (its chat template has no
+        # tool support): none is offered, none would ever be called.
+        self.calls_tools = calls_tools
 
     @staticmethod
     def changed(old: CoreConfig, new: CoreConfig) -> bool:
@@ -241,12 +249,14 @@ class SessionTools:
     @property
     def enabled(self) -> bool:
         """True when a workspace folder is usable (the environment block names it)."""
-        return self.workspace.enabled
+        return self.calls_tools and self.workspace.enabled
 
     def environment_context(self) -> str:
         return self.workspace.environment_context()
 
     def specs(self) -> list[dict[str, Any]]:
+        if not self.calls_tools:
+            return []
         specs = self.workspace.specs()
         if self._recall is not None:
             specs.append(self._recall.spec())

@@ -1,5 +1,6 @@
 """The one task a session runs at a time (a user turn or a compaction), and the user turns
-queued behind it: started, aborted, and the next queued turn started when one ends."""
+queued behind it: started, aborted, and when one ends, the compaction it leads to (a turn that
+ended over the limit) or else the next queued turn started."""
 
 from __future__ import annotations
 
@@ -14,10 +15,17 @@ TaskKind = Literal["regular", "compact", "branch"]
 
 
 class ActiveTask:
-    """The session's task slot. ``run_turn`` makes the task of a queued user turn."""
+    """The session's task slot. ``run_turn`` makes the task of a queued user turn;
+    ``after_turn`` the compaction a turn that has just ended leads to (None: none), run before
+    any queued turn, in the same slot (so never beside another compaction or turn)."""
 
-    def __init__(self, run_turn: Callable[[p.UserTurn], Coroutine[Any, Any, None]]) -> None:
+    def __init__(
+        self,
+        run_turn: Callable[[p.UserTurn], Coroutine[Any, Any, None]],
+        after_turn: Callable[[], Coroutine[Any, Any, None] | None] = lambda: None,
+    ) -> None:
         self._run_turn = run_turn
+        self._after_turn = after_turn
         self._task: asyncio.Task[None] | None = None
         self._pending: deque[p.UserTurn] = deque()
         self._closed = False
@@ -61,7 +69,11 @@ class ActiveTask:
     def _on_done(self, task: asyncio.Task[None]) -> None:
         if task is not self._task:
             return
-        self._task = None
-        self.kind = None
-        if self._pending and not self._closed:
+        kind, self._task, self.kind = self.kind, None, None
+        if self._closed:
+            return
+        if kind in ("regular", "branch") and (compaction := self._after_turn()) is not None:
+            self.start(compaction, "compact")
+            return
+        if self._pending:
             self.start(self._run_turn(self._pending.popleft()), "regular")

@@ -42,9 +42,17 @@ class CompactionUndo:
 
     def emit_state(self) -> None:
         """Tell the front end whether Undo would undo a compaction now, and if not why."""
+        self._emit(self.state())
+
+    def state(self) -> p.UndoAvailable:
+        """Whether Undo would undo a compaction now (if not why), and what the last
+        compaction's marker says about it."""
         undo = self._compactor.undo
         reason = "" if undo.item_id else undo.refusal
-        self._emit(p.UndoAvailable(item_id=undo.item_id, reason=reason))
+        return p.UndoAvailable(
+            item_id=undo.item_id, reason=reason, last_compaction=undo.last_item_id,
+            note=undo.note(),
+        )
 
     def restore(self) -> str | None:
         """Undo the last compaction in memory: the history before it, then what came after it.

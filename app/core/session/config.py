@@ -29,12 +29,27 @@ class SessionConfig:
         _configure_mcp(mcp, config)
         self.tools = SessionTools(config, recall, mcp)
         self._provider: ModelProvider | None = None
+        # The server and model that said they cannot call tools (None: none said so).
+        self._without_tools: tuple[str, str] | None = None
 
     def attach(self, history: ContextHistory) -> None:
         """``history`` (made with the instructions in force) is the active branch's from now
         on: the tools and later changes of the settings follow into it."""
         self._history = history
         history.set_tools(self.tools.specs())
+
+    def no_tool_calls(self) -> None:
+        """The server says this model cannot call tools: none is offered to it from now on
+        (another server or model gets them again)."""
+        self._without_tools = (self.config.base_url, self.config.model)
+        self._rebuild_tools()
+
+    def _rebuild_tools(self) -> None:
+        config = self.config
+        calls = self._without_tools != (config.base_url, config.model)
+        self.tools = SessionTools(config, self._recall, self.mcp, calls_tools=calls)
+        if self._history is not None:
+            self._history.set_tools(self.tools.specs())
 
     def provider(self) -> ModelProvider:
         """The provider for the settings in force, made on first use."""
@@ -60,10 +75,10 @@ class SessionConfig:
         history = self._history
         if _mcp_settings(old) != _mcp_settings(config):
             _configure_mcp(self.mcp, config)
-        if SessionTools.changed(old, config):
-            self.tools = SessionTools(config, self._recall, self.mcp)
-            if history is not None:
-                history.set_tools(self.tools.specs())
+        if SessionTools.changed(old, config) or (old.base_url, old.model) != (
+            config.base_url, config.model
+        ):
+            self._rebuild_tools()
         if history is not None and old.instructions != config.instructions:
             history.set_instructions(config.instructions)
         started = history is not None and len(history) > 0

@@ -68,7 +68,9 @@ class Session:
         )
         self._parts: BranchParts = build_parts(shared)
         self._settings.attach(self._parts.history)
-        self._active = ActiveTask(lambda op: self._parts.turns.run(op))
+        self._active = ActiveTask(
+            lambda op: self._parts.turns.run(op), lambda: self._parts.after_turn.task()
+        )
         self._branches = Branches(
             shared, parts=lambda: self._parts, install=self._install, busy=lambda: self.busy
         )
@@ -148,7 +150,7 @@ class Session:
         parts = self._parts
         return functools.partial(
             replay_events, parts.transcript.read_entries(), parts.compactor.undo.item_id,
-            self._branches.turn_branches(), self._shared.attachments.folder,
+            self._branches.turn_branches(), self._shared.attachments.folder, parts.undo.state(),
         )
 
     def tree(self) -> p.ConversationTree:

@@ -36,20 +36,24 @@ class Notices:
         transcript: Transcript,
         emit: Callable[[p.Event], None],
         record: Callable[[str, dict[str, Any]], None],
+        no_tool_calls: Callable[[], None] = lambda: None,
     ) -> None:
         self._config = config
+        self._no_tool_calls = no_tool_calls
         self._transcript = transcript
         self._emit = emit
         self._record = record
         self.said_output_limit = False  # the output-limit warning is given once a session
         self.tools_checked = False  # whether the server was asked if it keeps tools
 
-    def note(self, kind: NoteKind, message: str) -> None:
+    def note(self, kind: NoteKind, message: str, compaction_id: str = "") -> None:
         """An error/warning/background line worth showing again after resume (when it can be
-        saved: a note about a failed write must not fail in turn)."""
-        self._transcript.add_note(kind, message)
+        saved: a note about a failed write must not fail in turn); ``compaction_id``: the
+        compaction a warning is about."""
+        self._transcript.add_note(kind, message, compaction_id)
+        about = {"compaction_id": compaction_id} if compaction_id else {}
         try:
-            self._record("event", {"kind": kind, "message": message})
+            self._record("event", {"kind": kind, "message": message, **about})
         except STORAGE_ERRORS:
             pass
 
@@ -160,13 +164,15 @@ class Notices:
             self.said_output_limit = True
 
     async def once_about_tools(self) -> None:
-        """A local server whose chat template drops tool definitions leaves the model blind to
-        the workspace: said once a session, where the server tells (llama.cpp's /props)."""
+        """A local server whose chat template drops tool definitions: the model cannot call
+        tools, so none is offered to it, and the features that need them are named; said once
+        a session, where the server tells (llama.cpp's /props, Ollama, LM Studio)."""
         if self.tools_checked:
             return
         self.tools_checked = True
         warning = await local_tools_warning(self._config())
         if warning:
+            self._no_tool_calls()
             self.warning(warning)
 
 

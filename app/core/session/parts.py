@@ -23,6 +23,7 @@ from .compaction_undo import CompactionUndo
 from .manual_compaction import ManualCompaction
 from .notices import Notices
 from .resume import SessionResume
+from .turn.compact_after import CompactAfterTurn
 from .turn.request import TurnRequests
 from .turn.retry import TurnRetry
 from .turn.task import UserTurnTask
@@ -73,6 +74,7 @@ class BranchParts:
     retry: TurnRetry
     turns: UserTurnTask
     manual: ManualCompaction
+    after_turn: CompactAfterTurn
     resume: SessionResume
 
 
@@ -91,7 +93,10 @@ def build_parts(shared: Shared) -> BranchParts:
         window=lambda model: compactor.window(model), limit=lambda model: compactor.limit(model),
         emit=emit, record=record,
     )
-    notices = Notices(config=get_config, transcript=transcript, emit=emit, record=record)
+    notices = Notices(
+        config=get_config, transcript=transcript, emit=emit, record=record,
+        no_tool_calls=shared.settings.no_tool_calls,
+    )
     requests = TurnRequests(
         shared.session_id, config=get_config, history=history, tools=get_tools,
         limit=meter.limit, attachments=shared.attachments,
@@ -121,6 +126,10 @@ def build_parts(shared: Shared) -> BranchParts:
         compactor=compactor, history=history, refiner=refiner, undo=undo, meter=meter,
         notices=notices, store=store, retry=retry, emit=emit,
     )
+    after_turn = CompactAfterTurn(
+        turns=turns, compactor=compactor, refiner=refiner, meter=meter, requests=requests,
+        notices=notices, store=store, emit=emit,
+    )
     resume = SessionResume(
         config=get_config, store=store, history=history, transcript=transcript,
         counter=counter, compactor=compactor, undo=undo, meter=meter, notices=notices,
@@ -129,5 +138,5 @@ def build_parts(shared: Shared) -> BranchParts:
     return BranchParts(
         history=history, transcript=transcript, refiner=refiner, meter=meter, notices=notices,
         requests=requests, compactor=compactor, undo=undo, retry=retry, turns=turns,
-        manual=manual, resume=resume,
+        manual=manual, after_turn=after_turn, resume=resume,
     )

@@ -30,10 +30,12 @@ def replay_events(
     undo_item_id: str | None,
     branches: dict[str, p.TurnBranches] | None = None,
     files: Path | None = None,
+    undo: p.UndoAvailable | None = None,
 ) -> list[p.Event]:
     """The events that draw ``entries`` (``Session.transcript()``); ``undo_item_id`` is the
-    compaction Undo would undo now; ``branches``: the turns with siblings, each told after its
-    first row; ``files``, the folder of the session's attachments."""
+    compaction Undo would undo now (``undo``: the whole state, told last); ``branches``: the
+    turns with siblings, each told after its first row; ``files``, the folder of the session's
+    attachments."""
     events: list[p.Event] = []
     untold = dict(branches or {})
     # Items saved without an id get one here, all made first: made one by one between the
@@ -59,7 +61,12 @@ def replay_events(
         elif kind == ENDED_KIND:  # a compaction that failed or was stopped
             events.extend(ended_events(entry, turn_id or None))
         elif kind == "warning":
-            events.append(p.Warning(message=str(entry.get("message", ""))))
+            events.append(
+                p.Warning(
+                    message=str(entry.get("message", "")),
+                    compaction_id=str(entry.get("compaction_id") or ""),
+                )
+            )
         elif kind == "error":
             events.append(
                 p.Error(
@@ -72,7 +79,7 @@ def replay_events(
             events.append(p.Background(message=str(entry.get("message", ""))))
         elif kind == CARRIED_KIND:
             events.append(carried_event(entry))
-    events.append(p.UndoAvailable(item_id=undo_item_id))
+    events.append(undo if undo is not None else p.UndoAvailable(item_id=undo_item_id))
     return events
 
 

@@ -30,6 +30,8 @@ from .edit import ComposerEdit
 from .paste_chips import CHIP_CHARS, OBJECT, describe
 from .slash_popup import BUSY_REASON, SlashPopup
 
+QUEUED_TIP = "Send (Enter): it goes to the model as soon as the compaction has finished"
+
 # The slash commands (app.ui.controller.commands) are imported where used: not before the first paint.
 if TYPE_CHECKING:
     from PySide6.QtCore import QMimeData
@@ -49,6 +51,7 @@ class Composer(ChipActions, SlashPopup):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.busy = False
+        self.send_queued = False  # busy, yet a message may go (it waits behind a compaction)
         self.compact_block_reason = ""  # non-empty: /compact is refused with this text
         self.chip_dialog: PastedTextDialog | None = None  # the last chip's text shown
         layout = QVBoxLayout(self)
@@ -111,9 +114,14 @@ class Composer(ChipActions, SlashPopup):
 
     # -- state ------------------------------------------------------------------------------
 
-    def set_busy(self, busy: bool, compact_block_reason: str = "") -> None:
-        """A turn runs (Send is refused, Stop works); ``compact_block_reason`` gates /compact."""
+    def set_busy(
+        self, busy: bool, compact_block_reason: str = "", send_queued: bool = False
+    ) -> None:
+        """A turn runs (Send is refused, Stop works); ``compact_block_reason`` gates /compact;
+        ``send_queued``: a message may still go, to wait behind what runs (an automatic
+        compaction)."""
         self.busy = busy
+        self.send_queued = busy and send_queued
         self.compact_block_reason = compact_block_reason
         self._update_buttons()
         if not busy and self.hint.isVisible():
@@ -124,8 +132,10 @@ class Composer(ChipActions, SlashPopup):
 
     def _update_buttons(self) -> None:
         self.stop_button.setEnabled(self.busy)
-        self.send_button.setEnabled(not self.busy)
-        self.send_button.setToolTip(BUSY_REASON if self.busy else "Send (Enter)")
+        self.send_button.setEnabled(not self.busy or self.send_queued)
+        self.send_button.setToolTip(
+            QUEUED_TIP if self.send_queued else BUSY_REASON if self.busy else "Send (Enter)"
+        )
 
     def text(self) -> str:
         """The message as it would be sent: the text typed, each chip's text in its place."""
@@ -186,7 +196,7 @@ class Composer(ChipActions, SlashPopup):
             self._clear()
             self.command_submitted.emit(parsed)
             return
-        if self.busy:
+        if self.busy and not self.send_queued:
             self.show_hint(BUSY_REASON)
             return
         self._send_message(unescape_message(text))

@@ -10,13 +10,13 @@ never edits the history; everything it knows about the session comes from core e
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from ..runtime import memory
 from ..runtime.gil_handover import quick_handover
-from .state import ActivityState
+from .state import CONTROL_EVENTS, ActivityState, Controls
 
 if TYPE_CHECKING:
     import asyncio
@@ -38,17 +38,6 @@ log = logging.getLogger(__name__)
 UNDO_BUSY_HINT = "Undo is possible once the current turn has finished."
 RETRY_BUSY_HINT = "Retry is possible once the current turn has finished."
 DEMO_MODEL_HINT = "The offline demo model cannot switch models; choose a provider in Settings."
-
-
-class Controls(NamedTuple):
-    """What the window's controls allow right now. (A named tuple rather than a frozen
-    dataclass: made before the window's first paint, where a dataclass costs compiling its
-    methods.)"""
-
-    busy: bool  # a turn runs or was asked for: the composer waits, Stop is offered
-    compact_enabled: bool
-    compact_reason: str  # why Compact is refused ("" when it is allowed)
-    undo_enabled: bool
 
 
 class SessionController(QObject):
@@ -236,8 +225,7 @@ class SessionController(QObject):
         elif event.type == "undo_available":
             self.undo_item_id = event.item_id
         self.event_received.emit(event)
-        if event.type in ("turn_started", "turn_complete", "context_compacted",
-                          "compaction_undone", "undo_available"):
+        if event.type in CONTROL_EVENTS or "compaction_started" in self.state.changes:
             self.controls_changed.emit()
 
     # ================================================================ gating
@@ -264,6 +252,7 @@ class SessionController(QObject):
             compact_enabled=self.session is not None and not reason,
             compact_reason=reason,
             undo_enabled=not self.busy and self.undo_item_id is not None,
+            send_queued=self.state.compacting_on_its_own and not self._awaiting_turn,
         )
 
     # ================================================================ user actions → ops

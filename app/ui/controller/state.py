@@ -2,13 +2,14 @@
 
 The window asks this object whether a reply is streaming (to gate ``/compact``), whether a
 compaction runs (for the status spinner) and what its stage is. It is fed every event in order.
+``Controls`` is what the window's controls allow, made from it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .format import retry_text
 
@@ -45,6 +46,12 @@ class ActivityState:
         return self.turn_id is not None
 
     @property
+    def compacting_on_its_own(self) -> bool:
+        """An automatic compaction runs as a task of its own (a turn ended over the limit): a
+        message sent meanwhile waits behind it."""
+        return self.turn_kind == "compact" and self.compacting and self.compaction_automatic
+
+    @property
     def streaming(self) -> bool:
         """A regular reply is being produced (``/compact`` is refused then)."""
         return self.busy and self.turn_kind == "regular" and not self.compacting
@@ -56,6 +63,10 @@ class ActivityState:
     def _start_compaction(self, automatic: bool, item_id: str | None) -> None:
         if self.compacting and item_id and self.compaction_item_id in (None, item_id):
             self.compaction_item_id = item_id
+            if automatic and not self.compaction_automatic:
+                # A compaction turn the core began on its own (a turn ended over the limit).
+                self.compaction_automatic = True
+                self.changes.append("compaction_started")
             return
         self.compacting = True
         self.compaction_automatic = automatic
@@ -110,3 +121,19 @@ class ActivityState:
         elif event.type == "mcp_servers":
             self.mcp_servers = list(event.servers)
             self.changes.append("mcp_servers")
+
+
+CONTROL_EVENTS = ("turn_started", "turn_complete", "context_compacted", "compaction_undone",
+                   "undo_available")  # the events after which the controls allow other things
+
+
+class Controls(NamedTuple):
+    """What the window's controls allow right now. (A named tuple rather than a frozen
+    dataclass: made before the window's first paint, where a dataclass costs compiling its
+    methods.)"""
+
+    busy: bool  # a turn runs or was asked for: the composer waits, Stop is offered
+    compact_enabled: bool
+    compact_reason: str  # why Compact is refused ("" when it is allowed)
+    undo_enabled: bool
+    send_queued: bool = False  # a message may go, to wait behind what runs (one at a time)

@@ -106,6 +106,10 @@ class CompactionRowWidget(RowWidget):
         self.info_label = muted_label("")
         self.info_label.setWordWrap(True)
         self._outer.addWidget(self.info_label)
+        self.undo_note_label = muted_label("")
+        self.undo_note_label.setWordWrap(True)
+        self.undo_note_label.setAccessibleName("Undo availability")
+        self._outer.addWidget(self.undo_note_label)
         self.summary_view = RichTextView(self)
         self.summary_view.setAccessibleName("Compaction summary")
         self.summary_view.document().setDefaultStyleSheet(renderer.style_sheet())
@@ -134,6 +138,8 @@ class CompactionRowWidget(RowWidget):
         self.figures_label.setStyleSheet(f"color: {tone};" if tone else "")
         self.info_label.setText(row.info)
         self.info_label.setVisible(bool(row.info))
+        self.undo_note_label.setText(row.undo_note)
+        self.undo_note_label.setVisible(bool(row.undo_note))
         # A prune has no summary to show; its info line says what it did.
         self.summary_button.setVisible(
             row.state in ("done", "undone") and row.strategy != "prune"

@@ -37,7 +37,7 @@ class CompactionRow(TranscriptRow):
     __slots__ = (
         "automatic", "carried", "dimmed", "edit_undoable", "editable", "edited", "expanded",
         "figures", "figures_tip", "focus", "freed_little", "info", "item_id", "retryable",
-        "started", "state", "strategy", "summary", "title", "undoable",
+        "started", "state", "strategy", "summary", "title", "undo_note", "undoable",
     )
 
     def __init__(self, host: RowHost, item_id: str, automatic: bool = False) -> None:
@@ -46,6 +46,7 @@ class CompactionRow(TranscriptRow):
         self.state = "running"  # running | done | undone | stopped
         self.automatic = automatic
         self.undoable = False
+        self.undo_note = ""  # how long Undo lasts, or why it is gone (the core's words)
         self.retryable = False  # a failed compaction the user can run again (live only)
         self.focus: str | None = None  # the focus it was asked for, to run it again with
         self.freed_little = False
@@ -143,6 +144,12 @@ class CompactionRow(TranscriptRow):
             self.undoable = undoable
             self._changed(resized=False)
 
+    def set_undo_note(self, note: str) -> None:
+        note = note if self.state == "done" else ""
+        if note != self.undo_note:
+            self.undo_note = note
+            self._changed()
+
     def set_editable(self, editable: bool) -> None:
         editable = editable and self.state == "done" and bool(self.summary)
         if editable != self.editable:
@@ -165,6 +172,7 @@ class CompactionRow(TranscriptRow):
     def mark_undone(self) -> None:
         self.state = "undone"
         self.undoable = False
+        self.undo_note = ""
         self.editable = False
         self.title = "Compaction undone · the history is back to what it was before"
         with self._host.hold():
@@ -214,6 +222,10 @@ class CompactionRow(TranscriptRow):
         return self.widget.info_label  # type: ignore[no-any-return]
 
     @property
+    def undo_note_label(self) -> QLabel:
+        return self.widget.undo_note_label  # type: ignore[no-any-return]
+
+    @property
     def summary_view(self) -> RichTextView:
         return self.widget.summary_view  # type: ignore[no-any-return]
 
@@ -253,7 +265,7 @@ class CompactionRow(TranscriptRow):
         return self.state == "running" or super().keep_widget()
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
-        lines = 2 + (1 if self.info else 0)
+        lines = 2 + (1 if self.info else 0) + (1 if self.undo_note else 0)
         if self.expanded:
             lines += text_lines(self.summary, width - 24, metrics)
             lines += text_lines(self.carried, width - 24, metrics)
@@ -276,6 +288,8 @@ def carried_summary(marker: CompactionMarker) -> str:
     if not parts:
         return ""
     text = ", ".join(parts) + " carried over"
+    if marker.carried_pin_names:  # which messages the pins are, as the core names them
+        text += f" (pinned: {'; '.join(marker.carried_pin_names)})"
     if marker.carried_dropped:
         text += f" ({marker.carried_dropped} older left out for room)"
     return text

@@ -300,7 +300,8 @@ class NoticeRow(TranscriptRow):
     """An inline error, warning, background or reconnect line, in its own colour."""
 
     __slots__ = (
-        "details", "details_shown", "kind", "message", "retry_turn_id", "turn_id", "undo_op",
+        "compaction_id", "details", "details_shown", "kind", "message", "retry_turn_id",
+        "turn_id", "undo_op",
     )
 
     def __init__(self, host: RowHost, kind: str, message: str) -> None:
@@ -312,6 +313,7 @@ class NoticeRow(TranscriptRow):
         self.retry_turn_id: str | None = None  # the failed turn Retry would run again
         self.turn_id: str | None = None  # the turn an error line belongs to (when live)
         self.undo_op: Any | None = None  # the op Undo on this line asks for (none: no Undo)
+        self.compaction_id = ""  # the compaction a warning is about (it goes when undone)
 
     def set_retry(self, turn_id: str | None) -> None:
         """Offer Retry on this error (the core said ``turn_id`` can run again), or stop."""

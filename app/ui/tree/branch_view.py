@@ -42,6 +42,7 @@ class BranchView(QObject):
         # The turn to show once the branch now being drawn is shown (a switch in place).
         self._show_turn: str | None = None
         self._pending_match: p.ConversationMatch | None = None
+        self._pending_query = ""  # the words it was found by, highlighted when it is shown
         self.transcript.op_requested.connect(self.submit_row_op)
         self.transcript.branch_summary_of = lambda: window.context.settings.branch_summary
         self.transcript.focus_elsewhere = window.composer.focus
@@ -111,7 +112,7 @@ class BranchView(QObject):
         match, self._pending_match = self._pending_match, None
         turn, self._show_turn = self._show_turn, None
         if match is not None:
-            self.transcript.show_match(match)
+            self.transcript.show_match(match, self._pending_query)
         elif turn and (row := self.row_of(turn)) is not None:
             self.transcript.scroll_to_row(row)
 
@@ -130,16 +131,18 @@ class BranchView(QObject):
 
     # ================================================================ find
 
-    def show_match(self, match: p.ConversationMatch) -> None:
-        """Show a find match; one on another branch switches there first."""
+    def show_match(self, match: p.ConversationMatch, query: str = "") -> None:
+        """Show a find match (``query``'s words highlighted); one on another branch switches
+        there first."""
         session = self.controller.session
         if match.turn_id and session is not None and self.row_of(match.turn_id) is None:
             on_path = {node.turn_id for node in session.tree().nodes if node.active}
             if match.turn_id not in on_path:
                 self._pending_match = match
+                self._pending_query = query
                 self.switch_to(match.turn_id)
                 return
-        self.transcript.show_match(match)
+        self.transcript.show_match(match, query)
 
     # ================================================================ the tree panel
 

@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QSizePolicy, QToolButton, QWidget
+
+from ..style.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from app.core import protocol as p
+
+QUERY_WIDTH = 320  # the query field's width, in pixels (it never shrinks as the result grows)
 
 ROLE_WORDS = {
     "user": "your message",
@@ -82,11 +86,15 @@ class FindBar(QWidget):
         self.query.step.connect(self._step_or_search)
         self.query.closed.connect(self.close_bar)
         self.query.textEdited.connect(lambda _text: self._forget())
-        row.addWidget(self.query, 1)
-        self.status = QLabel("", self)
+        # The field keeps its width whatever the result says: the label beside it takes the
+        # room left and shortens its text with "…" (the whole of it in its tooltip).
+        self.query.setMinimumWidth(QUERY_WIDTH)
+        self.query.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        row.addWidget(self.query)
+        self.status = ElidedLabel("", self)
         self.status.setAccessibleName("Find result")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
-        row.addWidget(self.status, 2)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        row.addWidget(self.status, 1)
         self.previous_button = self._button("↑", "Previous match (Shift+Enter)", -1)
         self.next_button = self._button("↓", "Next match (Enter)", 1)
         row.addWidget(self.previous_button)
@@ -109,6 +117,11 @@ class FindBar(QWidget):
         button.setAccessibleName(tip)
         button.clicked.connect(lambda: self.step(step))
         return button
+
+    @property
+    def searched(self) -> str:
+        """The query the matches shown answer ("" before any)."""
+        return self._searched
 
     def open_bar(self) -> None:
         self.show()

@@ -91,9 +91,7 @@ class PaneRoom(QObject):
             # Not even alone: the window cannot hold it beside a usable chat column.
             shown.remove(asked)
             self._set_checked(asked, False)
-            self._say(
-                f"There is no room for the {asked.name} beside the chat: make the window wider."
-            )
+            self._say(f"Widen the window for the {asked.name}")
             return
         for pane in reversed(self.panes):
             if pane.gave_way and asked is not pane and self._needed([*shown, pane]) <= width:
@@ -109,10 +107,9 @@ class PaneRoom(QObject):
         pane.gave_way = True
         self._set_checked(pane, False)
         pane.action.setToolTip(pane.tip + GAVE_WAY_TIP)
-        self._say(
-            f"The {pane.name} is hidden while the window is too narrow for it beside the chat; "
-            "it comes back when the window is wider."
-        )
+        # Short enough for the status bar beside the gauge of the smallest window (a longer
+        # note ended in "…"); the pane's toggle says the rest (``GAVE_WAY_TIP``).
+        self._say(f"{pane.name[:1].upper()}{pane.name[1:]} hidden: too narrow")
 
     def _restore_tip(self, pane: SidePane) -> None:
         pane.action.setToolTip(pane.tip)

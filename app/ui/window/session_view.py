@@ -233,7 +233,7 @@ class SessionView(QMainWindow):
             self.compact_button.setToolTip(tip)
         self.stop_action.setEnabled(controls.busy)
         self.undo_action.setEnabled(controls.undo_enabled)
-        self.composer.set_busy(controls.busy, controls.compact_reason)
+        self.composer.set_busy(controls.busy, controls.compact_reason, controls.send_queued)
 
     # ================================================================ notifications
 

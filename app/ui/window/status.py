@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QRect, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, QTimer, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -213,10 +213,31 @@ class ElidingStatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._permanent: list[QWidget] = []
+        self._normal: list[QWidget] = []
 
     def addPermanentWidget(self, widget: QWidget, stretch: int | None = 0) -> None:
         self._permanent.append(widget)
         super().addPermanentWidget(widget, stretch or 0)
+
+    def addWidget(self, widget: QWidget, stretch: int | None = 0) -> None:
+        self._normal.append(widget)
+        widget.installEventFilter(self)
+        super().addWidget(widget, stretch or 0)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A message hides the ordinary widgets (the model label) while it shows; one shown
+        again meanwhile (the bar laid out anew when a compaction ends) would be drawn under
+        the message's text: it stays hidden until the message goes."""
+        if (
+            event.type() == QEvent.Type.Show
+            and watched in self._normal
+            and self.currentMessage()
+            and isinstance(watched, QWidget)
+        ):
+            watched.hide()
+            # As Qt's own hiding for a message: shown again when the message is cleared.
+            watched.setAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide, False)
+        return False
 
     def message_rect(self) -> QRect:
         """Where a message is drawn: from the left edge to the first permanent widget."""

@@ -56,8 +56,9 @@ class WindowCommands(SessionView):
 
         self.controller.submit(ops.FindInConversation(query=query))
 
-    def transcript_show_match(self, match: p.ConversationMatch) -> None:
-        self.branch_view.show_match(match)  # one on another branch: switched to first
+    def transcript_show_match(self, match: p.ConversationMatch, query: str = "") -> None:
+        # One on another branch: switched to first; the searched words are highlighted.
+        self.branch_view.show_match(match, query)
 
     def stop(self) -> None:
         """Interrupt the streaming reply or the running compaction (Esc, Stop)."""

@@ -249,7 +249,8 @@ class WindowLayout(WindowCommands):
 
         bar = FindBar(self.transcript.parentWidget())
         bar.search_requested.connect(self.find_in_conversation)
-        bar.match_chosen.connect(self.transcript_show_match)
+        bar.match_chosen.connect(lambda match: self.transcript_show_match(match, bar.searched))
+        bar.closed.connect(self.transcript.clear_match)
         bar.hide()
         self._column.insertWidget(self._column.indexOf(self.transcript), bar)
         # Tab reaches its controls where it sits: after the banner's, before the transcript.

@@ -59,7 +59,7 @@ class Session:
         self.applier = Applier(
             history=self.history, transcript=self.transcript, config=lambda: _CONFIG,
             record=self.record, emit=self.emit,
-            note=lambda kind, text: self.notes.append((kind, text)),
+            note=lambda kind, text, _about="": self.notes.append((kind, text)),
             usage_reset=lambda: None, emit_usage=lambda: self.order.append("usage"),
             usage=self.history.usage, say=lambda _turn, text: self.said.append(text),
             record_held_notes=lambda: None, pins=pins, undo=self.undo, guard=self.guard,

@@ -181,3 +181,17 @@ def test_without_a_window_pins_are_not_limited_and_say_no_room() -> None:
     assert pins.keys() == ["pin-0", "pin-1", "pin-2"]
     last = events[-1]
     assert isinstance(last, ItemPinned) and last.message.endswith("(about 100 tokens).")
+
+
+def test_a_pin_is_named_by_whose_it_is_and_how_it_begins() -> None:
+    from app.core.compaction.pins import Pin, pin_name
+    from app.core.items import assistant_message, function_call, user_message
+
+    long = "Deploy the orchard service to svc-orchard-41 on port 8443 every Monday morning"
+    assert pin_name(Pin("k", (user_message(long),), 20, "user_message")) == (
+        "your message “Deploy the orchard service to svc-orchard-41 on…”"
+    )
+    answer = assistant_message("Use  port\n8443.")
+    assert pin_name(Pin("k", (answer,), 5, "agent_message")) == "the answer “Use port 8443.”"
+    call = function_call("read_file", "{}", "c1")
+    assert pin_name(Pin("k", (call,), 5, "function_call_output")) == "the output of read_file"

@@ -123,3 +123,20 @@ def test_message_room_is_the_limit_less_the_overhead_never_below_nothing() -> No
     assert policy.message_room(501, 500) == 1
     assert policy.message_room(500, 500) == 0
     assert policy.message_room(499, 500) == 0
+
+
+def test_after_a_turn_it_compacts_at_the_limit_with_the_loop_guard() -> None:
+    args = {"auto": True, "limit": 900, "unchanged_since_compaction": False}
+    assert not policy.should_compact_after_turn(usage=899, post_compaction=None, **args)
+    assert policy.should_compact_after_turn(usage=900, post_compaction=None, **args)
+    assert not policy.should_compact_after_turn(usage=1_000, post_compaction=950, **args)
+    assert policy.should_compact_after_turn(usage=1_400, post_compaction=950, **args)
+    assert not policy.should_compact_after_turn(
+        usage=990, post_compaction=None, **{**args, "auto": False}
+    )
+    assert not policy.should_compact_after_turn(
+        usage=990, post_compaction=None, **{**args, "unchanged_since_compaction": True}
+    )
+    assert not policy.should_compact_after_turn(
+        usage=990, post_compaction=None, **{**args, "limit": None}
+    )

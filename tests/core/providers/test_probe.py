@@ -130,10 +130,8 @@ def test_tools_warning_only_when_the_server_says_no() -> None:
     assert warning is not None and "no tool support" in warning and url in warning
 
 
-@pytest.mark.parametrize(
-    "fields", [{"wire_api": "responses"}, {"wire_api": "chat", "workspace": None}]
-)
-async def test_no_probe_without_a_workspace_on_the_chat_wire(
+@pytest.mark.parametrize("fields", [{"wire_api": "responses"}])
+async def test_no_probe_off_the_chat_wire(
     fields: dict[str, object], tmp_path: Path
 ) -> None:
     values: dict[str, object] = {"workspace": tmp_path, **fields}

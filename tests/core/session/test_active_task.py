@@ -68,3 +68,47 @@ async def test_a_closed_slot_drops_its_queue() -> None:
     await slot.close()
     await asyncio.sleep(0)
     assert runs.started == ["running"] and not slot.busy
+
+
+async def test_a_turn_that_leads_to_a_compaction_runs_it_before_the_queued_turn() -> None:
+    runs = Runs()
+    kinds: list[str | None] = []
+
+    async def compaction() -> None:
+        runs.started.append("compaction")
+        kinds.append(slot.kind)  # in the slot: nothing runs beside it
+
+    due = [True]
+
+    def after_turn() -> object:
+        if due and due.pop():
+            return compaction()
+        return None
+
+    slot = ActiveTask(runs.turn, after_turn)  # type: ignore[arg-type]
+    slot.start(runs.turn(p.UserTurn(text="first")), "regular")
+    slot.queue(p.UserTurn(text="second"))
+    runs.release.set()
+    while len(runs.finished) < 2:
+        await runs.idle.wait()
+        runs.idle.clear()
+        await asyncio.sleep(0)
+    assert runs.started == ["first", "compaction", "second"] and kinds == ["compact"]
+    assert not due  # asked once, after the first turn; the compaction itself leads to nothing
+
+
+async def test_only_a_turn_leads_to_a_compaction() -> None:
+    asked: list[str] = []
+    def after_turn() -> None:
+        asked.append("asked")
+
+    slot = ActiveTask(lambda op: asyncio.sleep(0), after_turn)
+    done = asyncio.Event()
+
+    async def compaction_task() -> None:
+        done.set()
+
+    slot.start(compaction_task(), "compact")
+    await done.wait()
+    await asyncio.sleep(0)
+    assert asked == [] and not slot.busy

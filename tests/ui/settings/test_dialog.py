@@ -139,6 +139,11 @@ def test_a_local_servers_window_comes_from_the_cores_test_and_probe(
         assert text.startswith("Connected. 1 model(s) available, including gemma-3.")
         assert "llama.cpp reports a context window of 4,096 tokens" in text
         assert "no tool support" in text
+        # Which features need tool calls, and that this model has none.
+        assert "so it has no tool calls: recall (the model searching the whole conversation)" in (
+            text
+        )
+        assert "MCP tools need them and are not offered to it" in text
         dialog.reject()
 
 

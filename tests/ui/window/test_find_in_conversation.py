@@ -90,3 +90,84 @@ def test_recall_is_switched_off_in_the_settings_panel(
     chat(qtbot, window, server, "hello", "Hi.")
     body = server.requests_to("responses")[-1].body
     assert "recall" not in [tool.get("name") for tool in body.get("tools") or []]
+
+
+def _on_screen(window: Any, row: Any, view: Any) -> bool:
+    """The highlighted place of ``view`` (in ``row``) lies inside the transcript's viewport."""
+    selections = view.extraSelections()
+    if not selections or row._widget is None or not row.widget.isVisible():
+        return False
+    rect = view.cursorRect(selections[0].cursor)
+    viewport = window.transcript.viewport()
+    top = view.viewport().mapTo(viewport, rect.topLeft()).y()
+    return 0 <= top <= viewport.height() - rect.height()
+
+
+def find(qtbot: Any, window: Any, query: str) -> Any:
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = window.find_bar
+    bar.query.clear()
+    qtbot.keyClicks(bar.query, query)
+    qtbot.keyClick(bar.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(bar.matches), timeout=5000)
+    return bar
+
+
+def test_a_match_in_a_compaction_summary_opens_the_marker_and_is_highlighted(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "Plan the trip.", "Sure.")
+    server.enqueue(Reply(text="The user plans a trip to the lighthouse of Zanzibarra in May."))
+    window.compact_action.trigger()
+    wait_idle(qtbot, window)
+    for n in range(20):
+        chat(qtbot, window, server, f"Filler question {n} about gardening", f"Filler answer {n}.")
+    marker = window.transcript.compaction_rows()[0]
+    assert not marker.expanded
+
+    bar = find(qtbot, window, "Zanzibarra")
+    assert "a compaction summary" in bar.status.text()
+    qtbot.waitUntil(lambda: marker.expanded, timeout=5000)
+    view = marker.widget.summary_view
+    assert view.isVisible()
+    marked = [s.cursor.selectedText() for s in view.extraSelections()]
+    assert marked == ["Zanzibarra"]
+    qtbot.waitUntil(lambda: _on_screen(window, marker, view), timeout=5000)
+    qtbot.keyClick(bar.query, Qt.Key.Key_Escape)
+    assert view.extraSelections() == []  # closing find takes the highlight off
+
+
+def test_a_match_deep_in_a_long_answer_is_scrolled_into_view_and_highlighted(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    paragraphs = [f"Paragraph {n} says nothing in particular about soil." for n in range(400)]
+    paragraphs[330] = "Here the answer names the quokkafruit orchard at last."
+    chat(qtbot, window, server, "Tell me everything.", "\n\n".join(paragraphs))
+    for n in range(5):
+        chat(qtbot, window, server, f"Filler question {n}", f"Filler answer {n}.")
+
+    find(qtbot, window, "quokkafruit")
+    answer = window.transcript.message_rows("assistant")[0]
+    assert answer.segments  # a long message, shown in parts
+    part = next(s for s in answer.segments if "quokkafruit" in s.shown_text)
+    view = part.widget.body
+    qtbot.waitUntil(lambda: _on_screen(window, part, view), timeout=5000)
+    assert [s.cursor.selectedText() for s in view.extraSelections()] == ["quokkafruit"]
+
+
+def test_the_query_field_keeps_its_width_as_the_result_grows(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    window.resize(900, 600)
+    chat(qtbot, window, server, "hello", "Hi.")
+    window.find_action.trigger()
+    bar = window.find_bar
+    qtbot.waitUntil(lambda: bar.query.width() > 0)
+    width = bar.query.width()
+    bar.status.setText("12 of 34: turn 18 · a compaction summary · not in the model's view " * 3)
+    bar.layout().activate()
+    assert bar.query.width() == width
+    assert bar.status.elided  # the result gives way, shortened with "…"

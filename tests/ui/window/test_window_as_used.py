@@ -36,11 +36,12 @@ def test_no_stray_windows_after_an_automatic_compaction_of_long_messages(
     type_and_send(qtbot, window, "a first question")
     wait_idle(qtbot, window)
     server.enqueue(Reply(text=long_text(10), usage=OVER_LIMIT))
+    server.enqueue(Reply(text="auto summary"))  # the turn ends over the limit: compacted then
     type_and_send(qtbot, window, "a second question")
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
     wait_idle(qtbot, window)
     answers = window.transcript.message_rows("assistant")
     assert all(answer.segments for answer in answers)  # shown in parts
-    server.enqueue(Reply(text="auto summary"))
     server.enqueue(Reply(text="answer after compaction"))
     type_and_send(qtbot, window, "next question")
     wait_idle(qtbot, window)

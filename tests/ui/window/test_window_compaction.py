@@ -12,6 +12,7 @@ from app.core.compaction.prompts import summary_prefix
 from app.core.items import message_text
 from app.demo import Fault, Reply
 from app.ui.controller.commands import COMPACT_STREAMING_REASON
+from app.ui.controller.format import format_tokens
 
 from ..helpers import last_user_text, type_and_send, wait_idle
 
@@ -186,38 +187,54 @@ def test_automatic_compaction_shows_the_indicator_and_marker_without_a_click(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window(settings={"context_window": 10_000})  # auto-compact at 9 000
-    chat(qtbot, window, server, "fill the context", "filled",
-         usage={"input_tokens": 9_400, "output_tokens": 100, "total_tokens": 9_500})
-    assert window.indicator.level == "over"
-    # The next turn compacts first; the summary request is slow so the spinner can be seen.
+    server.enqueue(Reply(text="filled", usage={"input_tokens": 9_400, "output_tokens": 100,
+                                               "total_tokens": 9_500}))
+    # The turn ended over the limit: it compacts at once, while the person reads and types.
+    # The summary request is slow so the spinner can be seen.
     server.enqueue(Reply(text="auto summary", initial_delay=0.6))
-    server.enqueue(Reply(text="answer after compaction"))
-    type_and_send(qtbot, window, "next question")
+    type_and_send(qtbot, window, "fill the context")
 
     qtbot.waitUntil(lambda: window.indicator.mode == "compacting", timeout=5000)
     assert window.indicator.text().startswith("Auto-compacting · Summarising locally…")
     assert window.indicator.spinner.spinning
     running = window.transcript.compaction_rows()[0]
     assert running.state == "running"
+    # A message sent meanwhile waits behind the compaction, then goes straight to the model.
+    server.enqueue(Reply(text="answer after compaction"))
+    type_and_send(qtbot, window, "next question")
+    qtbot.waitUntil(lambda: len(window.transcript.message_rows("assistant")) == 2, timeout=10_000)
     wait_idle(qtbot, window)
 
     marker = window.transcript.compaction_rows()[0]
     assert marker.state == "done"
     assert "automatic" in marker.title_label.text()
-    # Automatic ones can be undone too, until the next turn starts.
-    assert marker.undo_button.isVisibleTo(marker.widget)
-    # The new question is shown at once, above the marker of the compaction it waited for, and
-    # stays in context (the compaction put it back after the summary); the answer is below.
+    bodies = [r.body for r in server.requests_to("responses")]
+    assert len(bodies) == 3  # the turn, the compaction, the next turn: no second compaction
+    assert last_user_text(bodies[2]) == "next question"
+    # The answer that filled the context is out of the model's view; the new question and its
+    # answer come after the marker and are in it.
     rows = window.transcript.rows
     user_row = window.transcript.message_rows("user")[-1]
-    assert user_row.text == "next question"
-    assert rows.index(user_row) < rows.index(marker)
-    assert user_row.in_context
+    assert user_row.text == "next question" and user_row.in_context
     answer = window.transcript.message_rows("assistant")[-1]
     assert rows.index(answer) > rows.index(marker) and answer.in_context
     first_answer = window.transcript.message_rows("assistant")[0]
     assert first_answer.text == "filled" and not first_answer.in_context
-    assert window.transcript.message_rows("assistant")[-1].text == "answer after compaction"
+    assert answer.text == "answer after compaction"
+
+
+def test_an_automatic_compaction_after_a_turn_can_be_undone_until_the_next_message(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window(settings={"context_window": 10_000})
+    server.enqueue(Reply(text="filled", usage={"input_tokens": 9_400, "output_tokens": 100,
+                                               "total_tokens": 9_500}))
+    server.enqueue(Reply(text="summary"))
+    type_and_send(qtbot, window, "fill the context")
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    marker = window.transcript.compaction_rows()[0]
+    qtbot.waitUntil(lambda: marker.state == "done" and not window.busy, timeout=5000)
+    assert marker.undo_button.isVisibleTo(marker.widget)
 
 
 def test_stop_cancels_a_running_compaction(qtbot: Any, make_window: Any, server: Any) -> None:
@@ -471,3 +488,92 @@ def test_a_long_kept_message_stays_in_view_in_every_part(
     assert question.in_context and all(part.in_context for part in question.segments)
     answer = next(r for r in above if getattr(r, "role", None) == "assistant")
     assert not answer.in_context
+
+
+def test_the_marker_says_how_long_undo_lasts_and_then_why_it_is_gone(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "first question", "first answer")
+    server.enqueue(Reply(text="SUMMARY"))
+    window.compact()
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    note = marker.undo_note_label
+    assert marker.undo_button.isVisibleTo(marker.widget)
+    assert note.isVisibleTo(marker.widget)
+    assert note.text() == "Undo stays available until you send your next message."
+
+    chat(qtbot, window, server, "second question", "second answer")
+    assert not marker.undo_button.isVisibleTo(marker.widget)
+    assert note.isVisibleTo(marker.widget)
+    assert note.text().startswith("Undo is no longer available: a message was sent after")
+
+
+def test_the_undo_note_is_told_again_when_the_session_is_reopened(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "first question", "first answer")
+    server.enqueue(Reply(text="SUMMARY"))
+    window.compact()
+    wait_idle(qtbot, window)
+    chat(qtbot, window, server, "second question", "second answer")
+    session_id, before = window.session.id, window.transcript.compaction_rows()[0]
+    from ..conftest import run
+
+    assert run(qtbot, window.open_session(None))  # another conversation, then back
+    assert run(qtbot, window.open_session(session_id))
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    marker = window.transcript.compaction_rows()[0]
+    assert marker is not before  # drawn again from the reopened session's events
+    qtbot.waitUntil(lambda: marker.undo_note != "", timeout=5000)
+    assert marker.undo_note.startswith("Undo is no longer available")
+
+
+def larger_warnings(window: Any) -> list[str]:
+    return [r.message for r in window.transcript.notice_rows("warning")
+            if "made the context larger" in r.message]
+
+
+def test_the_larger_context_warning_goes_once_the_compaction_is_undone(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    chat(qtbot, window, server, "hi", "hello")
+    summary = " ".join(f"Point {i}: the user said hi, and {i * 7} other words." for i in range(150))
+    server.enqueue(Reply(text=summary))  # longer than the short talk it replaces
+    window.compact()
+    wait_idle(qtbot, window)
+    assert len(larger_warnings(window)) == 1
+    window.undo_compaction()
+    qtbot.waitUntil(lambda: window.transcript.compaction_rows()[0].state == "undone")
+    assert larger_warnings(window) == []
+    # Reopened, the conversation says the same.
+    from ..conftest import run
+
+    session_id = window.session.id
+    assert run(qtbot, window.open_session(None))
+    assert run(qtbot, window.open_session(session_id))
+    qtbot.waitUntil(lambda: bool(window.transcript.compaction_rows()), timeout=5000)
+    assert window.transcript.compaction_rows()[0].state == "undone"
+    assert larger_warnings(window) == []
+
+
+def test_the_marker_figures_are_recomputed_after_the_summary_is_edited(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    for n in range(3):
+        chat(qtbot, window, server, f"question {n} " + "about the garden " * 30, "ok")
+    summary = " ".join(f"Fact {i}: the garden bed {i} needs {i % 5} litres." for i in range(60))
+    server.enqueue(Reply(text=summary))
+    window.compact()
+    wait_idle(qtbot, window)
+    marker = window.transcript.compaction_rows()[0]
+    figures = marker.figures_label.text()
+    marker.request_edit("Garden beds.")  # what the summary editor's Save asks
+    qtbot.waitUntil(lambda: marker.edited, timeout=5000)
+    assert marker.figures_label.text() != figures
+    after = window.session.token_usage().total
+    assert f"→ {format_tokens(after)} tokens" in marker.figures_label.text()

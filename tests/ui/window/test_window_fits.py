@@ -184,6 +184,10 @@ def test_asking_for_the_model_view_at_the_minimum_size_moves_the_session_list_as
     assert not window.sessions.isVisible()  # it made way
     assert not window.sidebar_action.isChecked()
     assert GAVE_WAY_TIP in window.sidebar_action.toolTip()
+    # The status bar says so, whole: not shortened with "…" beside the gauge.
+    status = window.statusBar()
+    assert status.currentMessage() == "Session list hidden: too narrow"
+    assert status.shown_message() == status.currentMessage()
     centre = window.transcript.parentWidget()
     qtbot.waitUntil(lambda: centre.width() >= CHAT_MIN_WIDTH, timeout=5000)
     assert window.model_view_pane.width() >= window.model_view_pane.minimumWidth()

@@ -56,6 +56,10 @@ def test_a_reply_pinned_from_its_row_stays_in_view_through_a_compaction(
     assert "message · pinned" in kinds
 
     marker = compact(qtbot, window, server, "SUMMARY-1")
+    # The marker says which message the pin it carried is, as the core names it.
+    assert "1 pin carried over (pinned: the answer “Use port 8443 for the admin API.”)" in (
+        marker.info_label.text()
+    )
     # The pinned reply, carried before the summary, is not dimmed like the rest above the marker.
     assert reply.in_context and not reply.context_tag.isVisibleTo(reply.widget)
     chat(qtbot, window, server, "and now?")

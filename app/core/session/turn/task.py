@@ -103,6 +103,8 @@ class UserTurnTask:
         self._emit = emit
         self._emit_undo_state = emit_undo_state
         self.last_model: str | None = None  # the model of the last turn (recorded)
+        # How the last turn ended, until the compaction it may lead to has looked at it.
+        self.ended: Literal["completed", "aborted", "failed"] | None = None
 
     async def run(self, op: p.UserTurn, branch: BranchStart | None = None) -> None:
         """Run one user turn. ``branch``: the turn starts a new branch (an edit or a
@@ -192,6 +194,7 @@ class UserTurnTask:
             self._retry.offer(turn_id, op.text)
         elif status == "completed" and failed_turn is not None:
             self._cut_off.replace(failed_turn)  # the retry's answer takes its place
+        self.ended = status
         self._emit(
             p.TurnComplete(
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message

@@ -101,6 +101,8 @@ class TranscriptEvents(WaitingTranscript):
         """The core says which compaction Undo would undo now; only its marker offers it."""
         for row in self._compactions.values():
             row.set_undoable(row.item_id == event.item_id)
+            # How long Undo lasts, or why it is gone, as the core says it (the last one's).
+            row.set_undo_note(event.note if row.item_id == event.last_compaction else "")
 
     def _on_item_started(self, event: p.ItemStarted) -> None:
         item = event.item
@@ -197,6 +199,8 @@ class TranscriptEvents(WaitingTranscript):
     def _on_summary_edited(self, event: p.SummaryEdited) -> None:
         row = self._compactions.get(event.item_id)
         if row is not None:
+            if event.marker is not None and row.state == "done":  # its figures, recomputed
+                row.complete(event.marker, undoable=row.undoable)
             row.set_summary(event.summary, edited=event.edited, undoable=event.undoable)
 
     def _on_compaction_progress(self, event: p.CompactionProgress) -> None:
@@ -208,6 +212,11 @@ class TranscriptEvents(WaitingTranscript):
         row = self._compactions.get(event.item_id)
         if row is not None:
             row.mark_undone()
+        # What the core warned about that compaction ("made the context larger… Undo puts it
+        # back") no longer holds.
+        stale = [r for r in self.notice_rows("warning") if r.compaction_id == event.item_id]
+        if stale:
+            self.remove_rows(list[TranscriptRow](stale))
 
     def _on_compaction_ended(self, event: p.CompactionEnded) -> None:
         """A compaction that changed nothing, live or replayed; a live failure (its event
@@ -228,7 +237,10 @@ class TranscriptEvents(WaitingTranscript):
                 break
 
     def _on_warning(self, event: p.Warning) -> None:
-        self.add_notice("warning", event.message)
+        about = self._compactions.get(event.compaction_id) if event.compaction_id else None
+        if about is not None and about.state == "undone":
+            return  # (a reopened session) about a compaction undone since
+        self.add_notice("warning", event.message).compaction_id = event.compaction_id
 
     def _on_error(self, event: p.Error) -> None:
         row = self.add_notice("error", event.message)

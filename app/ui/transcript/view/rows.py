@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QWidget
 
 from ...controller.replay_prep import prepared_cuts
@@ -17,6 +18,7 @@ from ...text.long_text import SEGMENT_CHARS
 from ..compaction_row import CompactionRow
 from ..message_rows import MessageRow, MessageSegmentRow
 from ..row_models import NoticeRow, ToolRow, TranscriptRow
+from .find_match import clear, highlight, locate, open_row, query_words, text_view
 from .row_host import RowHostArea
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ class TranscriptRows(RowHostArea):
         self._messages: dict[str, MessageRow] = {}
         self._tools: dict[str, ToolRow] = {}
         self._compactions: dict[str, CompactionRow] = {}
+        self._found: TranscriptRow | None = None  # the row of the match shown (highlighted)
         # The turns with siblings, as the core told them (``TurnBranches``), and the row that
         # shows each one's ``‹ n/m ›`` (its user message, or its answer when regenerated).
         self._branches: dict[str, p.TurnBranches] = {}
@@ -56,20 +59,53 @@ class TranscriptRows(RowHostArea):
             r for r in self.rows if isinstance(r, NoticeRow) and (kind is None or r.kind == kind)
         ]
 
+    def tool_row(self, call_id: str) -> ToolRow | None:
+        return self._tools.get(call_id)
+
     def tool_rows(self) -> list[ToolRow]:
         return [r for r in self.rows if isinstance(r, ToolRow)]
 
-    def show_match(self, match: p.ConversationMatch) -> TranscriptRow | None:
-        """Scroll to the row of a match the core found (a tool call by its id, a message by a
-        piece of its text); None when it has no row here (a compaction summary)."""
-        row: TranscriptRow | None = None
-        if match.call_id:
-            row = self._tools.get(match.call_id)
-        elif match.role in ("user", "assistant") and match.anchor:
-            row = next((r for r in self.message_rows(match.role) if match.anchor in r.text), None)
-        if row is not None:
-            self.scroll_to_row(row)
+    def show_match(self, match: p.ConversationMatch, query: str = "") -> TranscriptRow | None:
+        """Bring a match the core found into view: its row (the part of a long message it is
+        in), opened when collapsed (a compaction's summary, a tool call), scrolled so the
+        match is on screen, the words of ``query`` highlighted; None when it has no row here."""
+        found = locate(self, match)
+        clear(self._found)
+        self._found = None if found is None else found[0]
+        if found is None:
+            return None
+        row, at = found
+        open_row(row)
+        self.scroll_to_row(row)
+        view = text_view(row)
+        words = query_words(query)
+        if view is not None and words:
+            top = highlight(view, words, at)
+            if top is not None:
+                self._scroll_to_place(row, view, top)
         return row
+
+    def _scroll_to_place(self, row: TranscriptRow, view: Any, top: int) -> None:
+        """Scroll so the place ``top`` pixels down ``view`` (in ``row``) is on screen, a third
+        of the way down, unless the row's top already shows it."""
+        height = self.viewport().height()
+        bar = self.verticalScrollBar()
+        for _ in range(3):  # rows laid out on the way are measured: their heights may change
+            widget = row.widget
+            widget.layout().activate()
+            place = view.viewport().mapTo(self.viewport(), QPoint(0, top)).y()
+            if 0 <= place < height * 2 // 3:
+                return
+            value = bar.value()
+            bar.setValue(min(bar.maximum(), max(0, value + place - height // 3)))
+            self.relayout()
+            if bar.value() == value:
+                return
+
+    def clear_match(self) -> None:
+        """Find was closed: the highlight goes."""
+        clear(self._found)
+        self._found = None
 
     def add_message(
         self, role: str, text: str, item_id: str = "", turn_id: str = ""
