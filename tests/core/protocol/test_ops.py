@@ -36,6 +36,7 @@ SAMPLES: list[ops.Op] = [
     ops.RegenerateTurn(turn_id="turn_1"),
     ops.SwitchBranch(turn_id="turn_2"),
     ops.ForkSession(turn_id="turn_2"),
+    ops.UndoBranchSummary(turn_id="turn_2"),
     ops.InspectAttachments(paths=["/tmp/a.png"]),
     ops.ApproveToolCall(call_id="call_1", decision="always"),
 ]
