@@ -5,6 +5,7 @@
     python -m bench.mutants --changed [BASE]     # the rule modules a change touched (BASE: main)
     python -m bench.mutants --score              # the kept results, per module, without running
     python -m bench.mutants --own-tests MODULE   # each mutant against the module's own tests only
+    python -m bench.mutants --recheck MODULE     # its mutants not killed, against every test
 
 The rule modules are the ``only_mutate`` patterns of ``[tool.mutmut]`` in pyproject.toml.
 mutmut copies the project into ``mutants/`` (git-ignored), runs the tests once to learn which
@@ -189,6 +190,21 @@ def run_module(module: str, jobs: int, only_own_tests: bool = False) -> int:
             _restore_stats(kept)
 
 
+def recheck_module(module: str, jobs: int) -> int:
+    """Run the mutants of ``module`` not killed (nor listed as equivalent) again, against every
+    test that reaches them: after an ``--own-tests`` run, what its own tests missed."""
+    equivalents = equivalent_mutants()
+    score = module_score(module)
+    names = [
+        n for n, s in sorted(score.status.items()) if s not in _KILLED and n not in equivalents
+    ]
+    if not names:
+        return 0
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    print(f"== {module}: {len(names)} mutants again, against every test", flush=True)
+    return subprocess.run(command, check=False, cwd=ROOT, env=_environment()).returncode
+
+
 def report(modules: list[str], min_score: float) -> bool:
     """Print each module's score and its survivors not listed as equivalent; True when every
     module reaches ``min_score``."""
@@ -231,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only the rule modules changed since the branch left BASE (default main)",
     )
     parser.add_argument("--score", action="store_true", help="report the kept results only")
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="run the mutants not killed again, against every test that reaches them",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument(
         "--own-tests",
@@ -256,7 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         modules = known
     if not args.score:
         for module in modules:
-            if run_module(module, args.jobs, args.own_tests) != 0:
+            if args.recheck:
+                code = recheck_module(module, args.jobs)
+            else:
+                code = run_module(module, args.jobs, args.own_tests)
+            if code != 0:
                 print(f"mutmut failed on {module}", file=sys.stderr)
                 return 2
     return 0 if report(modules, args.min_score) else 1
