@@ -423,3 +423,15 @@ def test_a_pin_record_restores_the_pin_as_it_was() -> None:
     assert [(p.key, p.kind, p.tokens, p.items) for p in carried] == [
         ("pin-1", "agent_message", 10, (reply,))
     ]
+
+
+def test_a_row_is_found_by_its_kind_not_only_its_id_or_text() -> None:
+    call1, out1 = function_call("read_file", "{}", "c1"), function_call_output("c1", "one")
+    call2, out2 = function_call("read_file", "{}", "c2"), function_call_output("c2", "two")
+    pins, _events, _records = _pins_of(call1, out1, call2, out2)
+    pins.handle(PinItem(kind="function_call_output", row_id="c1"))
+    assert pins.keys() == ["pin-1"]
+    # A reply is found among replies: a newer user message with the same text is not it.
+    pins, _events, _records = _pins_of(assistant_message("ok"), user_message("ok"))
+    pins.handle(PinItem(kind="agent_message", text="ok"))
+    assert pins.keys() == ["pin-0"]
