@@ -435,3 +435,37 @@ def test_a_row_is_found_by_its_kind_not_only_its_id_or_text() -> None:
     pins, _events, _records = _pins_of(assistant_message("ok"), user_message("ok"))
     pins.handle(PinItem(kind="agent_message", text="ok"))
     assert pins.keys() == ["pin-0"]
+
+
+def test_a_reply_is_found_by_its_id_else_by_its_text_and_other_kinds_not_at_all() -> None:
+    first = {**assistant_message("first"), "id": "msg-1"}
+    second = {**assistant_message("second"), "id": "msg-2"}
+    pins, events, _records = _pins_of(first, second)
+    pins.handle(PinItem(kind="agent_message", row_id="msg-1", text="edited since"))
+    pins.handle(PinItem(kind="agent_message", text="second"))
+    assert pins.keys() == ["pin-0", "pin-1"]
+    pins, events, _records = _pins_of(first, second)
+    for op in (
+        PinItem(kind="agent_message", row_id="msg-9", text="neither"),
+        PinItem(kind="reasoning", text="second"),
+    ):
+        pins.handle(op)
+        assert isinstance(events[-1], Error)
+    assert pins.keys() == []
+    # A user message is found among the user's messages.
+    pins, _events, _records = _pins_of(user_message("ok"), assistant_message("ok"))
+    pins.handle(PinItem(kind="user_message", text="ok"))
+    assert pins.keys() == ["pin-0"]
+
+
+def test_a_pinned_output_carries_the_call_it_answers_and_no_other() -> None:
+    call1, call2 = function_call("read_file", "{}", "c1"), function_call("read_file", "{}", "c2")
+    output = function_call_output("c1", "text")
+    pins, _events, _records = _pins_of(call1, call2, output)
+    pins.handle(PinItem(kind="function_call_output", row_id="c1"))
+    assert pins.carried(compaction_budget(None, None, 0)).items == [call1, output]
+    # A call that comes after the output is not the one it answers.
+    later = function_call_output("c9", "text")
+    pins, _events, _records = _pins_of(later, function_call("read_file", "{}", "c9"))
+    pins.handle(PinItem(kind="function_call_output", row_id="c9"))
+    assert pins.carried(compaction_budget(None, None, 0)).items == [later]
