@@ -221,9 +221,17 @@ def report(modules: list[str], min_score: float) -> bool:
         share = killed / counted if counted else 1.0
         passed = share >= min_score
         ok = ok and passed
+        unchecked = len(score.names("not checked"))
+        checked = counted - unchecked
+        partial = (
+            f"; {unchecked} not checked yet, {killed}/{checked} of those checked "
+            f"({killed / checked if checked else 1.0:.1%})"
+            if unchecked
+            else ""
+        )
         print(
             f"{module}: {killed}/{counted} killed ({share:.1%}), {equivalent} equivalent"
-            f"{'' if passed else f'  UNDER {min_score:.0%}'}"
+            f"{partial}{'' if passed else f'  UNDER {min_score:.0%}'}"
         )
         for status in ("survived", "no tests", "suspicious", "segfault", "not checked"):
             for name in score.names(status):
