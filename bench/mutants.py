@@ -4,6 +4,8 @@
     python -m bench.mutants app/core/compaction/policy.py app/core/compaction/fit.py
     python -m bench.mutants --changed [BASE]     # the rule modules a change touched (BASE: main)
     python -m bench.mutants --score              # the kept results, per module, without running
+    python -m bench.mutants --own-tests MODULE   # each mutant against the module's own tests only
+    python -m bench.mutants --recheck MODULE     # its mutants not killed, against every test
 
 The rule modules are the ``only_mutate`` patterns of ``[tool.mutmut]`` in pyproject.toml.
 mutmut copies the project into ``mutants/`` (git-ignored), runs the tests once to learn which
@@ -109,6 +111,62 @@ def module_score(module: str) -> ModuleScore:
     return score
 
 
+# The tests that exercise a rule module most directly: its mirror in tests/core and the e2e
+# tests of its feature. ``--own-tests`` runs a module's mutants against these only (a lower
+# bound of the full score, many times faster: the e2e suites of compaction and the rollout reach
+# nearly every function). A module not listed uses the tests of its package's mirror folder.
+OWN_TESTS: dict[str, tuple[str, ...]] = {
+    "app/core/compaction/choose.py": (
+        "tests/core/compaction/test_choose.py", "tests/core/compaction/test_compaction_rules.py",
+    ),
+    "app/core/compaction/pins.py": ("tests/core/compaction/test_pins.py", "tests/e2e/test_pins.py"),
+    "app/core/compaction/counting.py": (
+        "tests/core/compaction/test_counting.py", "tests/e2e/test_compaction_room.py",
+    ),
+    "app/core/tokens/calibration.py": (
+        "tests/core/tokens/test_calibration.py", "tests/core/session/test_usage_meter.py",
+    ),
+    "app/core/rollout/reader.py": ("tests/core/rollout/",),
+    "app/core/rollout/writer.py": ("tests/core/rollout/",),
+    "app/core/recall/query.py": ("tests/core/recall/",),
+    "app/core/recall/index.py": ("tests/core/recall/",),
+    "app/core/recall/results.py": ("tests/core/recall/",),
+}
+
+
+def own_tests(module: str) -> tuple[str, ...]:
+    if module in OWN_TESTS:
+        return OWN_TESTS[module]
+    package = Path(module).parent.relative_to("app").as_posix()
+    return (f"tests/{package}/",)
+
+
+STATS = ROOT / "mutants" / "mutmut-stats.json"
+
+
+def _restrict_stats(module: str, prefixes: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """Narrow mutmut's map of the tests reaching each function of ``module`` to ``prefixes``;
+    returns the map as it was, to put back after the run (None when there are no stats yet)."""
+    if not STATS.exists():
+        return None
+    stats = json.loads(STATS.read_text("utf-8"))
+    reaching: dict[str, list[str]] = stats["tests_by_mangled_function_name"]
+    dotted = module.removesuffix(".py").replace("/", ".") + "."
+    kept = {k: v for k, v in reaching.items() if k.startswith(dotted)}
+    for key, tests in kept.items():
+        reaching[key] = [t for t in tests if t.startswith(prefixes)]
+    STATS.write_text(json.dumps(stats), "utf-8")
+    return kept
+
+
+def _restore_stats(kept: dict[str, list[str]]) -> None:
+    stats = json.loads(STATS.read_text("utf-8"))
+    reaching: dict[str, list[str]] = stats["tests_by_mangled_function_name"]
+    for key, tests in kept.items():
+        reaching[key] = sorted(set(reaching.get(key, [])) | set(tests))
+    STATS.write_text(json.dumps(stats), "utf-8")
+
+
 def _environment() -> dict[str, str]:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     if "TIKTOKEN_CACHE_DIR" not in env and TIKTOKEN_CACHE.is_dir():
@@ -118,10 +176,32 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def run_module(module: str, jobs: int) -> int:
+def run_module(module: str, jobs: int, only_own_tests: bool = False) -> int:
     dotted = module.removesuffix(".py").replace("/", ".")
     command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), f"{dotted}.*"]
+    kept = _restrict_stats(module, own_tests(module)) if only_own_tests else None
     print(f"== {module}: {' '.join(command[1:])}", flush=True)
+    if kept is not None:
+        print(f"   against its own tests only: {', '.join(own_tests(module))}", flush=True)
+    try:
+        return subprocess.run(command, check=False, cwd=ROOT, env=_environment()).returncode
+    finally:
+        if kept is not None:
+            _restore_stats(kept)
+
+
+def recheck_module(module: str, jobs: int) -> int:
+    """Run the mutants of ``module`` not killed (nor listed as equivalent) again, against every
+    test that reaches them: after an ``--own-tests`` run, what its own tests missed."""
+    equivalents = equivalent_mutants()
+    score = module_score(module)
+    names = [
+        n for n, s in sorted(score.status.items()) if s not in _KILLED and n not in equivalents
+    ]
+    if not names:
+        return 0
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    print(f"== {module}: {len(names)} mutants again, against every test", flush=True)
     return subprocess.run(command, check=False, cwd=ROOT, env=_environment()).returncode
 
 
@@ -141,9 +221,17 @@ def report(modules: list[str], min_score: float) -> bool:
         share = killed / counted if counted else 1.0
         passed = share >= min_score
         ok = ok and passed
+        unchecked = len(score.names("not checked"))
+        checked = counted - unchecked
+        partial = (
+            f"; {unchecked} not checked yet, {killed}/{checked} of those checked "
+            f"({killed / checked if checked else 1.0:.1%})"
+            if unchecked
+            else ""
+        )
         print(
             f"{module}: {killed}/{counted} killed ({share:.1%}), {equivalent} equivalent"
-            f"{'' if passed else f'  UNDER {min_score:.0%}'}"
+            f"{partial}{'' if passed else f'  UNDER {min_score:.0%}'}"
         )
         for status in ("survived", "no tests", "suspicious", "segfault", "not checked"):
             for name in score.names(status):
@@ -167,7 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         help="only the rule modules changed since the branch left BASE (default main)",
     )
     parser.add_argument("--score", action="store_true", help="report the kept results only")
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="run the mutants not killed again, against every test that reaches them",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument(
+        "--own-tests",
+        action="store_true",
+        help="run each mutant against its module's own tests only (OWN_TESTS; needs the stats "
+        "of a first run)",
+    )
     parser.add_argument("--min-score", type=float, default=0.9, help="default 0.9")
     args = parser.parse_args(argv)
 
@@ -186,7 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         modules = known
     if not args.score:
         for module in modules:
-            if run_module(module, args.jobs) != 0:
+            if args.recheck:
+                code = recheck_module(module, args.jobs)
+            else:
+                code = run_module(module, args.jobs, args.own_tests)
+            if code != 0:
                 print(f"mutmut failed on {module}", file=sys.stderr)
                 return 2
     return 0 if report(modules, args.min_score) else 1

@@ -84,12 +84,14 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[p.Event] = []
         self.said: list[str] = []
+        self.said_in: list[str] = []  # the turn each notice was said in
 
     def emit(self, event: p.Event) -> None:
         self.events.append(event)
 
     def say(self, turn_id: str, message: str) -> None:
         self.said.append(message)
+        self.said_in.append(turn_id)
 
     def stages(self) -> list[str]:
         return [e.stage for e in self.events if isinstance(e, p.CompactionProgress)]

@@ -27,6 +27,7 @@ from .compaction_fakes import (
     Recorder,
     ScriptedProvider,
     item_counts,
+    make_config,
     make_run,
 )
 
@@ -150,3 +151,54 @@ def test_pruning_is_chosen_when_it_fills_the_room_exactly_and_not_one_token_over
     exact = prune_to_room(history, counts, room(after), run.counter, frozenset)
     assert exact is not None and exact.items == pruned.items
     assert prune_to_room(history, counts, room(after - 1), run.counter, frozenset) is None
+
+
+async def test_pruning_says_what_it_does_in_the_status_indicator(tmp_path: Path) -> None:
+    recorder = Recorder()
+    await choose(make_run(tmp_path, ScriptedProvider(), recorder), with_old_output(), "auto")
+    progress = [e for e in recorder.events if isinstance(e, p.CompactionProgress)]
+    assert [(e.turn_id, e.stage, e.message) for e in progress] == [
+        ("turn_1", "prune", "Removing old tool outputs…")
+    ]
+
+
+async def test_the_notices_are_said_in_the_compacting_turn(tmp_path: Path) -> None:
+    history = with_old_output(recent_words=12_000)
+    recorder = Recorder()
+    run = make_run(tmp_path, ScriptedProvider(streams=[SUMMARY]), recorder)
+    await choose(run, history, "manual", focus="the log", remote=True)
+    failing = ProviderError("bad_request", "unknown parameter", status=400)
+    provider = ScriptedProvider(streams=[failing, SUMMARY], compacts=[failing])
+    await choose(make_run(tmp_path, provider, recorder), with_old_output(), "manual", remote=True)
+    assert recorder.said[0].startswith("A focus") and recorder.said[-1].startswith("Remote compaction failed")
+    assert recorder.said_in == ["turn_1"] * len(recorder.said)
+
+
+async def test_a_remote_only_failure_keeps_the_servers_category_and_message(
+    tmp_path: Path,
+) -> None:
+    failing = ProviderError("bad_request", "unknown parameter", status=400)
+    provider = ScriptedProvider(streams=[failing], compacts=[failing])
+    run = make_run(tmp_path, provider, Recorder(), remote_fallback_to_local=False)
+    with pytest.raises(ProviderError) as raised:
+        await choose(run, with_old_output(), "manual", remote=True)
+    error = raised.value
+    assert (error.category, error.message, error.code) == (
+        "bad_request", "unknown parameter", "remote_only"
+    )
+    assert error.__cause__ is failing
+
+
+async def test_the_local_summary_follows_the_focus_and_the_model_asked(tmp_path: Path) -> None:
+    focus = "the deployment port 8443"
+    provider = ScriptedProvider(streams=[SUMMARY, SUMMARY])
+    run = make_run(tmp_path, provider, Recorder())
+    history = with_old_output()
+    await run_path(
+        run, "manual", history, item_counts(run, history), BUDGET,
+        focus=focus, model="summariser-model", remote=lambda: False, pinned_calls=frozenset,
+    )
+    await choose(run, history, "manual")  # no focus, no model: the session's own
+    focused, plain = provider.requests
+    assert focused.model == "summariser-model" and plain.model == make_config(tmp_path).model
+    assert focus in str(focused.input[-1]) and focus not in str(plain.input[-1])
