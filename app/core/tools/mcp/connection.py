@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import anyio
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
+from mcp import ClientSession, MCPError, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
@@ -22,6 +22,7 @@ from ...mcp_config import McpServerSpec
 from ..calls import ToolResult
 from .results import result_text
 from .stderr_tail import StderrTail
+from .stdio_transport import stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class McpConnection:
                 command=spec.command, args=list(spec.args), env=spec.env_values() or None,
                 cwd=spec.cwd or None, encoding_error_handler="replace",
             )
-            streams = await stack.enter_async_context(stdio_client(params, errlog=stderr.writer))  # type: ignore[arg-type]
+            streams = await stack.enter_async_context(stdio_transport(params, stderr.writer))
             stderr.handed_over()
             return streams
         client = create_mcp_http_client(headers=spec.header_values() or None)
