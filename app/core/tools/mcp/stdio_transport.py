@@ -31,7 +31,7 @@ THREAD_PARSE_BYTES = 256 * 1024
 _WRITER_FLUSH_TIMEOUT = 0.5
 
 
-def parse_line(line: bytes, errors: str = "replace") -> SessionMessage | Exception:
+def parse_line(line: bytes | bytearray, errors: str = "replace") -> SessionMessage | Exception:
     """One line of the server's stdout as a JSON-RPC message, or why it is not one (a value:
     the session hears of it and goes on)."""
     try:
@@ -50,23 +50,28 @@ def parse_line(line: bytes, errors: str = "replace") -> SessionMessage | Excepti
 
 
 class LineReader:
-    """Bytes in chunks as they come; whole lines out, each line's chunks joined once."""
+    """Bytes in chunks as they come; whole lines out. A line's bytes grow in one buffer
+    (amortised linear, never copied whole again), so a long line costs about its size once."""
 
     def __init__(self) -> None:
-        self._parts: list[bytes] = []
+        self._partial = bytearray()
 
-    def feed(self, chunk: bytes) -> list[bytes]:
-        lines: list[bytes] = []
+    def feed(self, chunk: bytes) -> list[bytes | bytearray]:
+        """The lines ``chunk`` completes (without their newline), blank ones left out."""
+        lines: list[bytes | bytearray] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            self._parts.append(chunk[start:end])
-            line = b"".join(self._parts)
-            self._parts.clear()
-            if line.strip():
+            if self._partial:
+                self._partial += chunk[start:end]
+                line: bytes | bytearray = self._partial
+                self._partial = bytearray()
+            else:
+                line = chunk[start:end]
+            if line and not line.isspace():  # (strip() would copy a long line)
                 lines.append(line)
             start = end + 1
         if start < len(chunk):
-            self._parts.append(chunk[start:])
+            self._partial += chunk[start:]
         return lines
 
 
@@ -96,12 +101,17 @@ async def stdio_transport(
         try:
             async with read_writer:
                 async for chunk in process.stdout:
-                    for line in reader.feed(chunk):
+                    lines = reader.feed(chunk)
+                    del chunk
+                    while lines:
+                        line = lines.pop(0)
                         if len(line) > THREAD_PARSE_BYTES:
                             message = await anyio.to_thread.run_sync(parse_line, line, errors)
                         else:
                             message = parse_line(line, errors)
+                        del line  # not held while the session handles the message
                         await read_writer.send(message)
+                        del message
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
                 ConnectionError, OSError):
             pass  # the session sees the stream end
