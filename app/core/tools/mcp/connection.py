@@ -43,6 +43,9 @@ class McpConnection:
         self.tools: list[types.Tool] = []
         self._on_change = on_change
         self._session: ClientSession | None = None
+        self._listing: ClientSession | None = None  # initialized, its tools (being) listed
+        self._lists_asked = 0  # listings asked for, and the newest one whose answer is kept
+        self._list_kept = 0
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._done = asyncio.Event()
@@ -93,6 +96,7 @@ class McpConnection:
                 )
                 with anyio.fail_after(self.spec.timeout):
                     await session.initialize()
+                    self._listing = session  # a change said from now on is listened to
                     await self._list_tools(session)
                 self._session = session
                 self._failures = 0
@@ -104,7 +108,7 @@ class McpConnection:
         except BaseException as exc:  # noqa: BLE001 - any failure is the server's state
             self._failed(_start_failure(exc, self.spec.timeout))
         finally:
-            self._session = None
+            self._session = self._listing = None
             self._ready.set()  # wake whoever waits: the state says how it went
             if stderr is not None:
                 stderr.handed_over()
@@ -125,6 +129,10 @@ class McpConnection:
         return await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
 
     async def _list_tools(self, session: ClientSession) -> None:
+        """The server's tools, every page; an answer older than one already kept is dropped
+        (a change said while the first listing was under way is listed again, and wins)."""
+        self._lists_asked += 1
+        asked = self._lists_asked
         tools: list[types.Tool] = []
         cursor: str | None = None
         while True:
@@ -134,12 +142,13 @@ class McpConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
-        self.tools = tools
+        if asked > self._list_kept:
+            self.tools, self._list_kept = tools, asked
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification) and self._session is not None:
+        if isinstance(message, types.ToolListChangedNotification) and self._listing is not None:
             try:
-                await self._list_tools(self._session)
+                await self._list_tools(self._listing)
             except Exception as exc:  # noqa: BLE001 - the old list stays
                 log.info("MCP server %s: re-listing its tools failed: %s", self.spec.name, exc)
             self._on_change()
