@@ -27,6 +27,7 @@ MODULES = [
     "bench.bench_recall",
     "bench.bench_retention",
     "bench.bench_branches",
+    "bench.bench_mcp",
 ]
 KEYS = {
     "name", "workload", "reference", "figure", "unit", "measured", "reference_value", "ratio",

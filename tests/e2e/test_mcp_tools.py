@@ -18,6 +18,11 @@ from app.core import Session, ops
 from app.core.mcp_config import parse_server
 from app.demo import Reply, ToolCall
 from tests.conftest import collect, of_type, run
+from tests.e2e.mcp_sessions import (  # noqa: F401 - the fixture
+    mcp_sessions_closed,
+    open_ready,
+    outputs,
+)
 
 FAULT_SERVER = Path(__file__).parents[1] / "core" / "tools" / "mcp" / "fault_server.py"
 MIDDLE = "the-needle-is-quetzal-8812"
@@ -30,32 +35,7 @@ def faulty(tmp_path: Path, **entry: Any) -> Any:
     })
 
 
-@pytest.fixture(autouse=True)
-async def _closed_at_the_end() -> Any:
-    """Every session a test opened is closed, failed or not (its servers stopped with it)."""
-    yield
-    for session in OPENED:
-        await session.close()
-    OPENED.clear()
-
-
-OPENED: list[Session] = []
-
-
-async def open_ready(config: Any, session_id: str | None = None) -> Session:
-    """A session whose MCP servers have all answered (ready or failed)."""
-    session = await Session.open(config, session_id)
-    OPENED.append(session)
-    events = await collect(session, "mcp_servers", timeout=30)
-    while not all(s.state != "starting" for s in events[-1].servers):
-        events = await collect(session, "mcp_servers", timeout=30)
-    assert [s.state for s in events[-1].servers] == ["ready"], events[-1]
-    return session
-
-
-def outputs(events: list[Any]) -> list[dict[str, Any]]:
-    return [e.item.data for e in of_type(events, "item_completed")
-            if e.item.kind == "function_call_output"]
+pytestmark = pytest.mark.usefixtures("mcp_sessions_closed")
 
 
 @pytest.mark.parametrize("wire_api", ["responses", "chat"])

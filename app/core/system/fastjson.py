@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | bytearray | str) -> Any:
     """The JSON value of ``data``. ``NaN``, ``Infinity`` and lone surrogates parse as ``json``
     parses them; an integer past 64 bits reads as a float (no field Coco reads holds one).
     Raises ``json.JSONDecodeError`` (a ``ValueError``) when ``data`` is not JSON."""

@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import anyio
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
+from mcp import ClientSession, MCPError, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
@@ -22,6 +22,7 @@ from ...mcp_config import McpServerSpec
 from ..calls import ToolResult
 from .results import result_text
 from .stderr_tail import StderrTail
+from .stdio_transport import stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,9 @@ class McpConnection:
         self.tools: list[types.Tool] = []
         self._on_change = on_change
         self._session: ClientSession | None = None
+        self._listing: ClientSession | None = None  # initialized, its tools (being) listed
+        self._lists_asked = 0  # listings asked for, and the newest one whose answer is kept
+        self._list_kept = 0
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._done = asyncio.Event()
@@ -93,6 +97,7 @@ class McpConnection:
                 )
                 with anyio.fail_after(self.spec.timeout):
                     await session.initialize()
+                    self._listing = session  # a change said from now on is listened to
                     await self._list_tools(session)
                 self._session = session
                 self._failures = 0
@@ -106,7 +111,7 @@ class McpConnection:
                 await asyncio.to_thread(stderr.drained, STDERR_DRAIN)
             self._failed(_start_failure(exc, self.spec.timeout))
         finally:
-            self._session = None
+            self._session = self._listing = None
             self._ready.set()  # wake whoever waits: the state says how it went
             if stderr is not None:
                 stderr.handed_over()
@@ -119,7 +124,7 @@ class McpConnection:
                 command=spec.command, args=list(spec.args), env=spec.env_values() or None,
                 cwd=spec.cwd or None, encoding_error_handler="replace",
             )
-            streams = await stack.enter_async_context(stdio_client(params, errlog=stderr.writer))  # type: ignore[arg-type]
+            streams = await stack.enter_async_context(stdio_transport(params, stderr.writer))
             stderr.handed_over()
             return streams
         client = create_mcp_http_client(headers=spec.header_values() or None)
@@ -127,6 +132,10 @@ class McpConnection:
         return await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
 
     async def _list_tools(self, session: ClientSession) -> None:
+        """The server's tools, every page; an answer older than one already kept is dropped
+        (a change said while the first listing was under way is listed again, and wins)."""
+        self._lists_asked += 1
+        asked = self._lists_asked
         tools: list[types.Tool] = []
         cursor: str | None = None
         while True:
@@ -136,12 +145,13 @@ class McpConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
-        self.tools = tools
+        if asked > self._list_kept:
+            self.tools, self._list_kept = tools, asked
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification) and self._session is not None:
+        if isinstance(message, types.ToolListChangedNotification) and self._listing is not None:
             try:
-                await self._list_tools(self._session)
+                await self._list_tools(self._listing)
             except Exception as exc:  # noqa: BLE001 - the old list stays
                 log.info("MCP server %s: re-listing its tools failed: %s", self.spec.name, exc)
             self._on_change()

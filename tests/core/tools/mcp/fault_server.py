@@ -1,6 +1,8 @@
 """An MCP server (the SDK's MCPServer) that misbehaves on request, for the fault tests: it never
 answers, exits mid-call, writes junk on stdout, floods stderr, fails, sends a malformed result,
-returns huge outputs. ``MARK_DIR`` (env) gets a file when a call is cancelled."""
+returns huge outputs, adds a tool and says its list changed. ``MARK_DIR`` (env) gets a file when
+a call is cancelled. Run with ``http`` it serves streamable HTTP on a free loopback port, which
+it prints first on stdout."""
 
 from __future__ import annotations
 
@@ -13,9 +15,20 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("faulty")
+
+
+def wire_write(line: str) -> None:
+    """A line on the protocol's own stdout: the SDK serves the wire from a private copy of
+    fd 1 and points fd 1 (print, sys.stdout) at stderr, so junk must go to that copy."""
+    from mcp.server import stdio as sdk_stdio
+
+    claim = sdk_stdio._claims.get(1)
+    fd = claim.private_fd if claim is not None and claim.private_fd is not None else 1
+    os.write(fd, line.encode() + b"\n")
 MIDDLE = "the-needle-is-quetzal-8812"
 
 
@@ -71,8 +84,8 @@ def exit_now() -> str:
 
 @server.tool()
 def junk() -> str:
-    sys.stdout.write("this is not JSON-RPC at all\n")
-    sys.stdout.flush()
+    wire_write("this is not JSON-RPC at all")
+    wire_write('{"jsonrpc": "2.0", "method": 42}')
     return "answered after junk"
 
 
@@ -86,15 +99,18 @@ def flood() -> str:
 
 @server.tool()
 def fail() -> str:
-    raise ValueError("the database is locked")
+    raise ToolError("the database is locked")
 
 
 @server.tool()
-def malformed(ctx: Context) -> str:
-    reply = {"jsonrpc": "2.0", "id": ctx.request_id, "result": {"content": "not a list"}}
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
-    return "late"
+async def malformed(ctx: Context) -> str:
+    """Answers with a result that is not a tool result, and nothing after it."""
+    rid = ctx.request_id  # the SDK gives it as text: the client's own id is a number
+    rid = int(rid) if isinstance(rid, str) and rid.isdigit() else rid
+    reply = {"jsonrpc": "2.0", "id": rid, "result": {"content": "not a list"}}
+    wire_write(json.dumps(reply))
+    await anyio.sleep(3600)
+    return "never"
 
 
 @server.tool()
@@ -110,5 +126,33 @@ def delete_everything(target: str) -> str:
     return f"deleted {target}"
 
 
+def fresh() -> str:
+    return "fresh from a changed list"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool ``fresh`` and tells the client that the tool list changed."""
+    server.add_tool(fresh, annotations=ToolAnnotations(read_only_hint=True))
+    await ctx.request_context.session.send_tool_list_changed()
+    return "grown"
+
+
+def serve_http() -> None:
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    print(sock.getsockname()[1], flush=True)  # listening already: a client may connect
+    app = server.streamable_http_app()
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:] == ["http"]:
+        serve_http()
+    else:
+        server.run("stdio")
