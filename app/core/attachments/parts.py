@@ -21,6 +21,11 @@ def attachment_message(text: str, parts: list[Part]) -> Item:
     return {"type": "message", "role": "user", "content": [*content, *parts]}
 
 
+def retexted(item: Item, text: str) -> Item:
+    """A user message with ``text`` in place of its own, its attachments kept (an edit)."""
+    return attachment_message(text, attachment_parts(item))
+
+
 def describe(part: Part) -> str:
     """What an attachment is, in a few words ("shot.png, PNG image 3840x2160, 1.2 MB")."""
     name = str(part.get("name", "attachment"))

@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
 from .. import protocol as p
+from ..attachments.parts import retexted
 from ..conversation.tree import TurnTree, read_tree
-from ..items import is_injected_context, is_message, message_text, new_id, user_message
+from ..items import Item, is_injected_context, is_message, message_text, new_id, user_message
 from ..rollout.store import RolloutRecord, read_rollout
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
@@ -137,7 +138,7 @@ class Branches:
                 source_input = with_text(source_input, message, text)
             parts = self._parts()
             if text is not None and not parts.turns.message_fits(
-                turn_id, p.UserTurn(text=text), user_message(text)
+                turn_id, p.UserTurn(text=text), edited_message(source_input, text)
             ):
                 return
             path = [*tree.path(parent), ""] if parent is not None else [""]
@@ -326,22 +327,32 @@ def _message_of(records: list[Record]) -> str | None:
 
 
 def with_text(records: list[Record], old: str, new: str) -> list[Record]:
-    """A turn's input with its message ``old`` replaced by ``new``: in its own record, and where
-    a compaction before its first request put it back after the summary."""
+    """A turn's input with its message ``old`` replaced by ``new`` (its attachments kept): in
+    its own record, and where a compaction before its first request put it back after the
+    summary."""
     changed: list[Record] = []
     for record in records:
         payload = record.payload
         if record.type == "response_item" and _is_text(payload.get("item"), old):
-            payload = dict(payload, item=user_message(new))
+            payload = dict(payload, item=retexted(payload["item"], new))
         elif record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
             history = list(payload["replacement_history"])
             for index in range(len(history) - 1, -1, -1):
                 if _is_text(history[index], old):
-                    history[index] = user_message(new)
+                    history[index] = retexted(history[index], new)
                     break
             payload = dict(payload, replacement_history=history)
         changed.append(record._replace(payload=payload))
     return changed
+
+
+def edited_message(records: list[Record], text: str) -> Item:
+    """The edited message as it will be sent (``text`` and the original's attachments)."""
+    for record in records:
+        item = record.payload.get("item")
+        if record.type == "response_item" and _is_text(item, text):
+            return item  # type: ignore[no-any-return]
+    return user_message(text)
 
 
 def with_summary(records: list[Record], message: str, summary: BranchSummary) -> list[Record]:

@@ -1,0 +1,64 @@
+"""An edited message keeps its attachments: the new branch's request sends the new text with
+the original's files and images, in each API's shape, and the window is told about them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core import Session, ops
+from app.demo import Reply
+from tests.attachment_files import write_png
+from tests.conftest import of_type, run
+
+
+def _last_user(server: Any, wire: str) -> list[dict[str, Any]]:
+    body = server.requests_to(wire)[-1].body
+    items = body["input"] if wire == "responses" else body["messages"]
+    return list([i for i in items if i.get("role") == "user"][-1]["content"])
+
+
+@pytest.mark.parametrize("wire", ["responses", "chat"])
+async def test_an_edited_message_is_sent_with_the_originals_attachments(
+    server, make_config, tmp_path, wire
+):
+    notes = tmp_path / "notes.md"
+    notes.write_text("the deadline is Friday\n")
+    shot = write_png(tmp_path / "shot.png", 800, 600)
+    config = make_config(wire_api=wire)
+    session = await Session.open(config)
+    server.enqueue(Reply(text="Seen."), endpoint=wire)
+    first = await run(session, ops.UserTurn(text="summarise", attachments=[str(notes), str(shot)]))
+    turn_id = of_type(first, "turn_started")[0].turn_id
+
+    server.enqueue(Reply(text="Again."), endpoint=wire)
+    events = await run(session, ops.EditTurn(turn_id=turn_id, text="summarise briefly"))
+    assert events[-1].status == "completed"
+
+    content = _last_user(server, wire)
+    text_type, image_type = ("input_text", "input_image") if wire == "responses" else (
+        "text", "image_url"
+    )
+    assert content[0] == {"type": text_type, "text": "summarise briefly"}
+    assert content[1]["type"] == text_type and "the deadline is Friday" in content[1]["text"]
+    assert content[2]["type"] == image_type
+    assert len(server.requests_to(wire)) == 2
+
+    # The window draws the edited message with its attachments (live replay and resume).
+    shown = [
+        e.item.data for e in session.replay_events()
+        if e.type == "item_completed" and e.item.kind == "user_message"
+    ]
+    assert shown[-1]["text"] == "summarise briefly"
+    assert [a["name"] for a in shown[-1]["attachments"]] == ["notes.md", "shot.png"]
+    assert not any(a["missing"] for a in shown[-1]["attachments"])
+    await session.close()
+
+    reopened = await Session.open(config, session.id)
+    again = [
+        e.item.data for e in reopened.replay_events()
+        if e.type == "item_completed" and e.item.kind == "user_message"
+    ]
+    assert [a["name"] for a in again[-1]["attachments"]] == ["notes.md", "shot.png"]
+    await reopened.close()
