@@ -10,9 +10,10 @@ parts (``long_text``), the first shown by the message row, each further one by a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..text.long_text import SEGMENT_CHARS, Cut, display_cuts, segment_source, segment_text
+from .attachments.sizes import strip_height
 from .row_models import RowHost, TranscriptRow, text_lines
 
 if TYPE_CHECKING:
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
     from app.core.protocol import TurnBranches
 
     from ..style.widgets import RichTextView
+    from .attachments.thumbnails import ImageLoader
     from .row_layout import TextMetrics
 
 _NO_CUTS: list[Cut] = []  # shared by every message row without parts (never changed)
 _NO_SEGMENTS: list[MessageSegmentRow] = []
+_NO_ATTACHMENTS: list[dict[str, Any]] = []
 
 
 class MessageRow(TranscriptRow):
@@ -40,7 +43,8 @@ class MessageRow(TranscriptRow):
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_shown", "_text", "_version", "branches", "cut_off", "cuts",
+        "_pending", "_rendered", "_shown", "_text", "_version", "attachments", "branches",
+        "cut_off", "cuts",
         "draft", "editing", "interrupted", "item_id", "part_lines", "role", "segments",
         "streaming", "turn_id",
     )
@@ -52,6 +56,9 @@ class MessageRow(TranscriptRow):
         super().__init__(host)
         self.role = role
         self.item_id = item_id
+        # A user message's attachments as the core's event shows them (name, kind, size,
+        # dimensions, path, missing): thumbnails and file chips under the text.
+        self.attachments: list[dict[str, Any]] = _NO_ATTACHMENTS
         self.turn_id = turn_id  # the turn it belongs to ("" when the core did not say)
         # ``‹ n/m ›``: the core's ``TurnBranches`` for this row's turn, when shown on this row.
         self.branches: TurnBranches | None = None
@@ -197,7 +204,18 @@ class MessageRow(TranscriptRow):
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         lines = text_lines(self.head_source, width - 24, metrics) + (3 if self.editing else 0)
-        return 40 + lines * metrics.line_height
+        return 40 + lines * metrics.line_height + strip_height(self.attachments, width)
+
+    @property
+    def images(self) -> ImageLoader:
+        """Where its thumbnails are decoded and kept (one for the whole transcript)."""
+        return self._host.images  # type: ignore[no-any-return]
+
+    def set_attachments(self, attachments: list[dict[str, Any]]) -> None:
+        """Show these attachments under the message (the core's event says what they are)."""
+        if attachments != self.attachments:
+            self.attachments = list(attachments)
+            self._changed()
 
     # -- the conversation as a tree: edit, regenerate, switch, fork ------------------------
 
