@@ -350,8 +350,8 @@ def edited_message(records: list[Record], text: str) -> Item:
     """The edited message as it will be sent (``text`` and the original's attachments)."""
     for record in records:
         item = record.payload.get("item")
-        if record.type == "response_item" and _is_text(item, text):
-            return item  # type: ignore[no-any-return]
+        if record.type == "response_item" and isinstance(item, dict) and _is_text(item, text):
+            return item
     return user_message(text)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..attachments.store import files_folder, share_files
 from ..conversation.tree import BRANCH_RECORD, read_tree, records_on_path
-from ..items import is_injected_context, is_message
+from ..items import attachment_parts, is_injected_context, is_message
 from ..rollout.lock import SessionInUse
 from ..rollout.store import (
     RolloutRecord,
@@ -80,6 +82,8 @@ def write_fork(
         writer.append(SESSION_TITLE_RECORD, {"title": name})
         writer.append_copies((r.timestamp, r.type, r.payload, r.id) for r in kept)
         writer.sync()
+        # The attachments its messages name, beside it (else they would show as missing).
+        share_files(files_folder(source), files_folder(path), _stored_names(kept))
     except (OSError, RolloutWriteError) as exc:
         writer.close()
         path.unlink(missing_ok=True)
@@ -91,6 +95,19 @@ def write_fork(
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
+
+
+def _stored_names(kept: list[RolloutRecord]) -> Iterator[str]:
+    """The stored attachment files the records' user messages name (a compaction's kept
+    messages included)."""
+    for record in kept:
+        payload = record.payload
+        found = [payload.get("item")] if record.type == "response_item" else []
+        if record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
+            found = payload["replacement_history"]
+        for item in found:
+            for part in attachment_parts(item) if isinstance(item, dict) else []:
+                yield from (str(part.get(key) or "") for key in ("file", "sent_file"))
 
 
 def _entry(fork_id: str, title: str, created_at: str, kept: list[RolloutRecord]) -> SessionInfo:

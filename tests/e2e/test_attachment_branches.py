@@ -1,5 +1,5 @@
-"""An edited message keeps its attachments: the new branch's request sends the new text with
-the original's files and images, in each API's shape, and the window is told about them."""
+"""Attachments on the conversation tree: an edited message keeps its files and images (the new
+branch sends the new text with them, in each API's shape), and a fork keeps its own copies."""
 
 from __future__ import annotations
 
@@ -62,3 +62,33 @@ async def test_an_edited_message_is_sent_with_the_originals_attachments(
     ]
     assert [a["name"] for a in again[-1]["attachments"]] == ["notes.md", "shot.png"]
     await reopened.close()
+
+
+async def test_a_fork_keeps_the_attachments_of_its_messages(server, make_config, tmp_path):
+    from tests.conftest import collect
+
+    shot = write_png(tmp_path / "shot.png", 640, 480)
+    config = make_config()
+    session = await Session.open(config)
+    server.enqueue(Reply(text="Seen."))
+    first = await run(session, ops.UserTurn(text="look", attachments=[str(shot)]))
+    turn_id = of_type(first, "turn_started")[0].turn_id
+    await session.submit(ops.ForkSession(turn_id=turn_id))
+    forked = of_type(await collect(session, "session_forked"), "session_forked")[0]
+    await session.close()
+    (tmp_path / "shot.png").unlink()  # the fork needs its own stored copy, not the original
+
+    fork = await Session.open(config, session_id=forked.session_id)
+    shown = [
+        e.item.data["attachments"] for e in fork.replay_events()
+        if e.type == "item_completed" and e.item.data.get("attachments")
+    ]
+    assert [a["name"] for a in shown[0]] == ["shot.png"] and not shown[0][0]["missing"]
+    server.enqueue(Reply(text="Still there."))
+    await run(fork, ops.UserTurn(text="again"))
+    sent = server.requests_to("responses")[-1].body["input"]
+    assert any(
+        part.get("type") == "input_image"
+        for item in sent for part in item.get("content") or [] if isinstance(part, dict)
+    )
+    await fork.close()
