@@ -9,9 +9,9 @@ and undos on the path come along, so the fork's model sees what it saw at that t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..attachments.store import files_folder, share_files

@@ -138,20 +138,23 @@ class WindowCommands(SessionView):
 
         title = self.windowTitle().split(" — ")[0]
         session_id, model = self.session.id, self.session.config.model
-        if fmt == "json":  # the record as the core keeps it
-            text = transcript_to_json(
-                self.session.transcript(), title=title, session_id=session_id, model=model,
-                tree=self.session.tree(),  # every branch; the transcript is the active one
-            )
-        else:  # what the window shows, from the events that draw it
-            text = transcript_to_markdown(
-                self.session.replay_events(), title=title, session_id=session_id, model=model,
-                files=attachments_folder(path).name,
-            )
+        folder = attachments_folder(path)
         try:
+            # The attached files beside it, both formats; the export links each copy.
+            copy_attachments(self.session.replay_events(), folder)
+            copied = frozenset(f.name for f in folder.iterdir()) if folder.is_dir() else frozenset()
+            if fmt == "json":  # the record as the core keeps it
+                text = transcript_to_json(
+                    self.session.transcript(), title=title, session_id=session_id, model=model,
+                    tree=self.session.tree(),  # every branch; the transcript is the active one
+                    files=folder.name, copied=copied,
+                )
+            else:  # what the window shows, from the events that draw it
+                text = transcript_to_markdown(
+                    self.session.replay_events(), title=title, session_id=session_id,
+                    model=model, files=folder.name,
+                )
             path.write_text(text, encoding="utf-8")
-            # The attached files beside it (the JSON names them by their stored names).
-            copy_attachments(self.session.replay_events(), attachments_folder(path))
         except OSError as exc:
             self.show_problem(f"Could not export to {path}: {exc.strerror or exc}")
             return None
