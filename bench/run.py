@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "huge_resume": "bench.bench_huge_resume",
     "recall": "bench.bench_recall",
     "retention": "bench.bench_retention",
+    "attachments": "bench.bench_attachments",
 }
 # Run with ``--only`` but not by default, so not guarded in CI: their goals are not met yet
 # (see bench/README.md).

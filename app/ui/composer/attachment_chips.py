@@ -151,6 +151,10 @@ class AttachmentTray(QWidget):
     def paths(self) -> list[str]:
         return [chip.path for chip in self.chips]
 
+    def reading(self) -> bool:
+        """Some chip still waits for the core to say what its file costs."""
+        return any(not (chip.ready or chip.error) for chip in self.chips)
+
     def problem(self) -> str:
         """Why the message cannot be sent with these files now ("" when it can)."""
         broken = [chip for chip in self.chips if chip.error]

@@ -113,7 +113,7 @@ def _with_copies(entry: dict[str, Any], files: str, copied: frozenset[str]) -> d
     missing); the same entry when it has none."""
     item = entry.get("item")
     content = item.get("content") if isinstance(item, dict) else None
-    if not files or not isinstance(content, list) or not any(
+    if not files or not isinstance(item, dict) or not isinstance(content, list) or not any(
         isinstance(part, dict) and part.get("type") == "coco_attachment" for part in content
     ):
         return entry

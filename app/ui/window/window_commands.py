@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from ..controller.commands import Command
+    from ..runtime.gil_handover import HandoverWhile
     from ..settings.dialog import SettingsDialog
     from ..tree.branch_view import BranchView
 
@@ -29,19 +30,30 @@ class WindowCommands(SessionView):
 
     _settings_dialog: SettingsDialog | None
     branch_view: BranchView
+    handover: HandoverWhile
 
     # ================================================================ user actions
 
     def send_message(self, text: str) -> None:
         """Send a user message (the composer already refused it while busy), with the files
         attached to it."""
-        self.controller.send_message(text, self.composer.attachments.take())
+        files = self.composer.attachments.take()
+        if files:  # read, stored and encoded in worker threads until the turn ends
+            self.handover.begin("sending")
+        self.controller.send_message(text, files)
 
     def inspect_attachments(self, paths: list[str]) -> None:
-        """Ask the core what files just attached cost (the answer fills their chips)."""
+        """Ask the core what files just attached cost (the answer fills their chips); worker
+        threads read them meanwhile, and the window's thread gets the interpreter back at
+        once whenever it needs it."""
         from app.core import ops
 
+        self.handover.begin("reading")
         self.controller.submit(ops.InspectAttachments(paths=paths))
+
+    def _attachments_changed(self) -> None:
+        if not self.composer.attachments.reading():  # answered, removed, or sent
+            self.handover.end("reading")
 
     def compact(self, focus: str | None = None) -> bool:
         """Submit a compaction unless a turn runs (then say why next to the composer)."""

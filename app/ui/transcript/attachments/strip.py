@@ -108,11 +108,7 @@ class Thumbnail(QToolButton):
         self.setToolTip(MISSING_TIP if self.missing else f"{shown.get('description', name)}"
                         "\nClick to view it at full size")
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        c = colors()
-        self.setStyleSheet(
-            f"QToolButton {{ border: 1px solid {c.border}; border-radius: 4px; "
-            f"background: {c.code_bg}; color: {c.muted}; padding: 0; }}"
-        )
+        self.setObjectName("thumbnail")  # styled by the strip's one style sheet
         self.loaded = False
         self._loader = loader
         if self.missing:
@@ -156,12 +152,7 @@ class FileChip(QToolButton):
         self.setAccessibleName(f"File {name}{', missing' if self.missing else ''}")
         self.setToolTip(MISSING_TIP if self.missing else
                         f"{shown.get('description', name)}\nClick to open it")
-        c = colors()
-        border = c.error if self.missing else c.border
-        self.setStyleSheet(
-            f"QToolButton {{ border: 1px solid {border}; border-radius: 10px; "
-            f"padding: 2px 8px; }}"
-        )
+        self.setObjectName("missingChip" if self.missing else "fileChip")
         self.setCursor(Qt.CursorShape.PointingHandCursor)
 
 
@@ -175,6 +166,14 @@ class AttachmentStrip(QWidget):
         self.setAccessibleName("Attachments")
         self.attachments = attachments  # the row's list, as the event gave it
         self._loader = loader
+        c = colors()  # one style sheet for all its boxes: one parse, not one a box
+        self.setStyleSheet(
+            f"QToolButton#thumbnail {{ border: 1px solid {c.border}; border-radius: 4px; "
+            f"background: {c.code_bg}; color: {c.muted}; padding: 0; }}"
+            f"QToolButton#fileChip, QToolButton#missingChip {{ border: 1px solid {c.border}; "
+            "border-radius: 10px; padding: 2px 8px; }"
+            f"QToolButton#missingChip {{ border-color: {c.error}; }}"
+        )
         layout = FlowLayout(self)
         self.thumbnails: list[Thumbnail] = []
         self.chips: list[FileChip] = []
