@@ -92,3 +92,35 @@ async def test_a_fork_keeps_the_attachments_of_its_messages(server, make_config,
         for item in sent for part in item.get("content") or [] if isinstance(part, dict)
     )
     await fork.close()
+
+
+async def test_an_edit_can_leave_out_some_of_the_originals_attachments(
+    server, make_config, tmp_path
+):
+    notes = tmp_path / "notes.md"
+    notes.write_text("the deadline is Friday\n")
+    shot = write_png(tmp_path / "shot.png", 800, 600)
+    session = await Session.open(make_config())
+    server.enqueue(Reply(text="Seen."))
+    first = await run(session, ops.UserTurn(text="summarise", attachments=[str(notes), str(shot)]))
+    turn_id = of_type(first, "turn_started")[0].turn_id
+    shown = next(
+        e.item.data["attachments"] for e in first
+        if e.type == "item_completed" and e.item.kind == "user_message"
+    )
+    image = next(a["file"] for a in shown if a["kind"] == "image")
+
+    server.enqueue(Reply(text="Only the picture."))
+    events = await run(session, ops.EditTurn(
+        turn_id=turn_id, text="just the picture", keep_attachments=[image]
+    ))
+    assert events[-1].status == "completed"
+    content = _last_user(server, "responses")
+    assert [part["type"] for part in content] == ["input_text", "input_image"]
+    assert not any("deadline" in str(part.get("text", "")) for part in content)
+    again = [
+        e.item.data for e in session.replay_events()
+        if e.type == "item_completed" and e.item.kind == "user_message"
+    ]
+    assert [a["name"] for a in again[-1]["attachments"]] == ["shot.png"]
+    await session.close()

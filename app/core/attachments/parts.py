@@ -21,9 +21,13 @@ def attachment_message(text: str, parts: list[Part]) -> Item:
     return {"type": "message", "role": "user", "content": [*content, *parts]}
 
 
-def retexted(item: Item, text: str) -> Item:
-    """A user message with ``text`` in place of its own, its attachments kept (an edit)."""
-    return attachment_message(text, attachment_parts(item))
+def retexted(item: Item, text: str, keep: list[str] | None = None) -> Item:
+    """A user message with ``text`` in place of its own, its attachments kept (an edit): all
+    of them, or those whose stored file ``keep`` names."""
+    parts = attachment_parts(item)
+    if keep is not None:
+        parts = [part for part in parts if part.get("file") in keep]
+    return attachment_message(text, parts)
 
 
 def describe(part: Part) -> str:

@@ -70,7 +70,7 @@ class Branches:
         if isinstance(op, p.SwitchBranch):
             return self._switch(op.turn_id, carry)
         if isinstance(op, p.EditTurn):
-            return self._branch(op.turn_id, "edit", op.text, carry)
+            return self._branch(op.turn_id, "edit", op.text, carry, op.keep_attachments)
         return self._branch(op.turn_id, "regenerate", None, False)
 
     def _refusal(self, op: BranchOp) -> str | None:
@@ -120,7 +120,8 @@ class Branches:
         return await summarize_branch(items, shared.settings.provider, shared.config())
 
     async def _branch(
-        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None, carry: bool
+        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None, carry: bool,
+        keep: list[str] | None = None,
     ) -> None:
         """A new branch from ``turn_id``'s parent, sent the input ``turn_id`` was sent (with
         ``text`` as its message for an edit), which then runs."""
@@ -135,7 +136,7 @@ class Branches:
                     "the message of that turn could not be read from the session's file"
                 )
             if text is not None:
-                source_input = with_text(source_input, message, text)
+                source_input = with_text(source_input, message, text, keep)
             parts = self._parts()
             if text is not None and not parts.turns.message_fits(
                 turn_id, p.UserTurn(text=text), edited_message(source_input, text)
@@ -326,20 +327,22 @@ def _message_of(records: list[Record]) -> str | None:
     return None
 
 
-def with_text(records: list[Record], old: str, new: str) -> list[Record]:
-    """A turn's input with its message ``old`` replaced by ``new`` (its attachments kept): in
-    its own record, and where a compaction before its first request put it back after the
-    summary."""
+def with_text(
+    records: list[Record], old: str, new: str, keep: list[str] | None = None
+) -> list[Record]:
+    """A turn's input with its message ``old`` replaced by ``new`` (its attachments kept, or
+    those ``keep`` names): in its own record, and where a compaction before its first request
+    put it back after the summary."""
     changed: list[Record] = []
     for record in records:
         payload = record.payload
         if record.type == "response_item" and _is_text(payload.get("item"), old):
-            payload = dict(payload, item=retexted(payload["item"], new))
+            payload = dict(payload, item=retexted(payload["item"], new, keep))
         elif record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
             history = list(payload["replacement_history"])
             for index in range(len(history) - 1, -1, -1):
                 if _is_text(history[index], old):
-                    history[index] = retexted(history[index], new)
+                    history[index] = retexted(history[index], new, keep)
                     break
             payload = dict(payload, replacement_history=history)
         changed.append(record._replace(payload=payload))

@@ -44,7 +44,7 @@ class MessageRow(TranscriptRow):
 
     __slots__ = (
         "_pending", "_rendered", "_shown", "_text", "_version", "attachments", "branches",
-        "cut_off", "cuts",
+        "cut_off", "cuts", "draft_files",
         "draft", "editing", "interrupted", "item_id", "part_lines", "role", "segments",
         "streaming", "turn_id",
     )
@@ -64,6 +64,7 @@ class MessageRow(TranscriptRow):
         self.branches: TurnBranches | None = None
         self.editing = False  # a user message being edited in place
         self.draft: str | None = None  # the edit's text while its widget is away
+        self.draft_files: list[str] | None = None  # the attachments the edit keeps (stored names)
         self._text = text
         self._shown = len(text)  # the text's length at the last render: what widgets show
         self._pending: list[str] | None = None  # deltas not yet joined into _text
@@ -243,6 +244,7 @@ class MessageRow(TranscriptRow):
         """The row becomes an editor of its text, in place."""
         if self.editable and not self.editing:
             self.editing, self.draft = True, self.text
+            self.draft_files = self._files()
             if self.segments:  # the editor holds the whole text: the further parts go
                 self._host.remove_rows(self.segments)
                 self.cuts, self.segments = _NO_CUTS, _NO_SEGMENTS
@@ -250,7 +252,7 @@ class MessageRow(TranscriptRow):
 
     def cancel_edit(self) -> None:
         if self.editing:
-            self.editing, self.draft = False, None
+            self.editing, self.draft, self.draft_files = False, None, None
             self._changed()
             self.render_markdown()  # a long message is cut into its parts again
 
@@ -259,13 +261,20 @@ class MessageRow(TranscriptRow):
         branch and the window draws it; an unchanged or empty text only closes the editor."""
         if not self.editing:
             return
+        kept = self.draft_files
+        files_changed = kept is not None and kept != self._files()
         self.cancel_edit()
-        if text.strip() and text != self.text:
+        if text.strip() and (text != self.text or files_changed):
             from app.core import ops
 
-            self._host.request_op(
-                ops.EditTurn(turn_id=self.turn_id, text=text, carry_summary=carry_summary)
-            )
+            self._host.request_op(ops.EditTurn(
+                turn_id=self.turn_id, text=text, carry_summary=carry_summary,
+                keep_attachments=kept if files_changed else None,  # None: all of them
+            ))
+
+    def _files(self) -> list[str]:
+        """The stored names of this message's attachments."""
+        return [str(shown.get("file", "")) for shown in self.attachments]
 
     def request_regenerate(self) -> None:
         if self.regenerable:
