@@ -116,8 +116,9 @@ class MessageEditor(QWidget):
         """A chip per attachment the edit keeps; its ✕ leaves that file out of the edit."""
         while self.files.count():  # the chips and the stretch of an earlier opening
             item = self.files.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         self.file_buttons = []
         kept = self.row.draft_files or []
         for shown in self.row.attachments:

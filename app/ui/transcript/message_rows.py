@@ -44,9 +44,8 @@ class MessageRow(TranscriptRow):
 
     __slots__ = (
         "_pending", "_rendered", "_shown", "_text", "_version", "attachments", "branches",
-        "cut_off", "cuts", "draft_files",
-        "draft", "editing", "interrupted", "item_id", "part_lines", "role", "segments",
-        "streaming", "turn_id",
+        "cut_off", "cuts", "draft", "draft_files", "editing", "interrupted", "item_id",
+        "part_lines", "role", "segments", "streaming", "turn_id",
     )
     pinnable = True
 
