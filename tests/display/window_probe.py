@@ -24,13 +24,28 @@ def rows(window: Any) -> list[dict[str, Any]]:
     return [
         {"role": row.role, "text": row.text, "editing": row.editing,
          "branches": None if row.branches is None else [row.branches.index,
-                                                        len(row.branches.siblings)]}
+                                                        len(row.branches.siblings)],
+         "attachments": [str(a.get("name")) for a in row.attachments]}
         for row in window.transcript.message_rows()
     ]
 
 
+def chips(window: Any) -> list[dict[str, Any]]:
+    """The composer's attachment chips: file name, label, whether the core has read it."""
+    return [
+        {"name": Path(chip.path).name, "label": chip.label.text(), "ready": chip.ready,
+         "error": chip.error}
+        for chip in window.composer.attachments.chips
+    ]
+
+
 def where(window: Any, control: str, text: str) -> list[int] | None:
-    """The screen position of ``control`` (edit, previous, next) of the message ``text``."""
+    """The screen position of ``control`` (edit, previous, next) of the message ``text``, or
+    of the composer's text box or the transcript (``composer``, ``transcript``)."""
+    if control in ("composer", "transcript"):
+        widget = window.composer.edit if control == "composer" else window.transcript
+        point = widget.mapToGlobal(QPoint(widget.width() // 2, widget.height() // 2))
+        return [point.x(), point.y()]
     row = next((r for r in window.transcript.message_rows() if r.text == text), None)
     if row is None or row._widget is None:
         return None
@@ -76,7 +91,7 @@ def main(folder: Path, answers: list[str]) -> None:
             return
         words = question.read_text(encoding="utf-8").split(" ", 2)
         if words[0] == "rows":
-            answer: Any = {"rows": rows(window), "busy": window.busy}
+            answer: Any = {"rows": rows(window), "busy": window.busy, "chips": chips(window)}
         else:
             answer = where(window, words[1], words[2])
         (folder / f"answer-{asked}.tmp").write_text(json.dumps(answer), encoding="utf-8")

@@ -243,3 +243,43 @@ async def test_compaction_by_the_server_inside_a_turn_keeps_the_pins(server, mak
     ]
     assert input_texts(body)[0] == ("assistant", "A1")
     await session.close()
+
+
+@pytest.mark.parametrize("wire", ["responses", "chat"])
+async def test_a_pinned_message_with_attachments_is_sent_once_after_a_compaction(
+    server, make_config, tmp_path, wire
+):
+    """The compaction keeps recent user messages with their attachments as the texts naming
+    them; the pinned original (its image still sent) is then the only copy, live and resumed."""
+    from tests.attachment_files import write_png
+
+    shot = write_png(tmp_path / "shot.png", 640, 480)
+    config = make_config(wire_api=wire)
+    session = await Session.open(config)
+    server.enqueue(Reply(text="Seen."), endpoint=wire)
+    events = await run(session, ops.UserTurn(text="look at this", attachments=[str(shot)]))
+    row = next(e.item.id for e in of_type(events, "item_completed") if e.item.kind == "user_message")
+    await pin(session, ops.PinItem(kind="user_message", row_id=row, text="look at this"))
+    server.enqueue(Reply(text="SUMMARY"), endpoint=wire)
+    compacted = of_type(await run(session, ops.Compact()), "context_compacted")
+    assert len(compacted[0].carried_pins) == 1
+    server.enqueue(Reply(text="ok"), endpoint=wire)
+    await run(session, ops.UserTurn(text="next"))
+
+    body = server.requests_to(wire)[-1].body
+    users = [
+        i for i in (body["input"] if wire == "responses" else body["messages"])
+        if i.get("role") == "user"
+    ]
+    mentions = [u for u in users if "look at this" in json.dumps(u.get("content"))]
+    assert len(mentions) == 1
+    assert any(p.get("type") in ("input_image", "image_url") for p in mentions[0]["content"])
+    views = [e.text for e in session.context_view() if "look at this" in e.text]
+    assert views == ["look at this"]
+    await session.close()
+
+    reopened = await Session.open(config, session.id)
+    assert [e.text for e in reopened.context_view() if "look at this" in e.text] == [
+        "look at this"
+    ]
+    await reopened.close()

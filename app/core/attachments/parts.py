@@ -21,6 +21,15 @@ def attachment_message(text: str, parts: list[Part]) -> Item:
     return {"type": "message", "role": "user", "content": [*content, *parts]}
 
 
+def retexted(item: Item, text: str, keep: list[str] | None = None) -> Item:
+    """A user message with ``text`` in place of its own, its attachments kept (an edit): all
+    of them, or those whose stored file ``keep`` names."""
+    parts = attachment_parts(item)
+    if keep is not None:
+        parts = [part for part in parts if part.get("file") in keep]
+    return attachment_message(text, parts)
+
+
 def describe(part: Part) -> str:
     """What an attachment is, in a few words ("shot.png, PNG image 3840x2160, 1.2 MB")."""
     name = str(part.get("name", "attachment"))

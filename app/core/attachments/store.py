@@ -7,7 +7,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 EXTENSIONS = {
@@ -78,6 +80,24 @@ class AttachmentStore:
     def is_intact(self, name: str) -> bool:
         """Whether a stored file is there (its size is checked on reading, not here)."""
         return bool(name) and self.path(name).is_file()
+
+
+def share_files(source: Path, target: Path, names: Iterable[str]) -> int:
+    """Put the named stored files of folder ``source`` in folder ``target`` (a fork's): linked
+    where the file system allows, else copied; a file already there or gone is skipped. How
+    many were put there."""
+    shared = 0
+    for name in dict.fromkeys(names):
+        origin, copy = source / name, target / name
+        if not name or copy.exists() or not origin.is_file():
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(origin, copy)  # the same bytes, stored once on disk
+        except OSError:
+            shutil.copyfile(origin, copy)
+        shared += 1
+    return shared
 
 
 def data_url(data: bytes, mime: str) -> str:

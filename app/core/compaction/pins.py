@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import protocol as p
+from ..attachments.parts import text_with_stand_ins
 from ..conversation.history import ContextHistory
 from ..conversation.transcript import Transcript
 from ..items import (
@@ -76,10 +77,12 @@ def pin_budget(budget: CompactionBudget) -> int | None:
 def carry(items: list[Item], pinned: list[Item]) -> list[Item]:
     """``items`` (a compacted history) with ``pinned`` just before its summary, the last
     summary message or compaction item (at the end when there is none). Other copies of a
-    pinned user message leave it, so none is sent twice."""
+    pinned user message leave it, so none is sent twice: a copy the compaction kept with its
+    attachments as the texts naming them is a copy too."""
     if not pinned:
         return items
-    texts = {message_text(item) for item in pinned if is_message(item, "user")}
+    users = [item for item in pinned if is_message(item, "user")]
+    texts = {message_text(item) for item in users} | {text_with_stand_ins(i) for i in users}
     rest = [
         item
         for item in items

@@ -117,6 +117,8 @@ class EditTurn(_Op):
     turn_id: str
     text: str
     carry_summary: bool | None = None
+    # The original's attachments the edit keeps, by their stored file names (``None``: all).
+    keep_attachments: list[str] | None = None
 
 
 class RegenerateTurn(_Op):

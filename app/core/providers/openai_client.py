@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import threading
+from typing import Any
 
 import httpx2
 import openai
+from openai import Omit
 
 from .base import ProviderError
 from .errors.table import classify_exception
+from .request_body import encode_body, has_big_strings
 
 _tls_lock = threading.Lock()
 _tls_context: ssl.SSLContext | None = None
@@ -27,6 +31,23 @@ def shared_tls_context() -> ssl.SSLContext:
 
             _tls_context = httpcore2.default_ssl_context()
         return _tls_context
+
+
+class _Client(openai.AsyncOpenAI):
+    """The SDK's client, a body holding images serialized in a worker thread in short steps
+    (``request_body``): the SDK would serialize it on the event loop's thread in one call."""
+
+    async def _prepare_options(self, options: Any) -> Any:
+        options = await super()._prepare_options(options)
+        body, extra = options.json_data, options.extra_json
+        if isinstance(body, dict) and isinstance(extra, dict):
+            merged = {**body, **extra}  # as the SDK merges them (extra wins; Omit left out)
+            body = {key: value for key, value in merged.items() if not isinstance(value, Omit)}
+        mergeable = extra is None or isinstance(extra, dict)
+        if isinstance(body, dict) and mergeable and has_big_strings(body):
+            options.json_data = await asyncio.to_thread(encode_body, body)
+            options.extra_json = None
+        return options
 
 
 class OpenAIClientProvider:
@@ -48,7 +69,7 @@ class OpenAIClientProvider:
             http_client = openai.DefaultAsyncHttpxClient(
                 base_url=base_url, timeout=timeout, verify=shared_tls_context()
             )
-        self._client = openai.AsyncOpenAI(
+        self._client = _Client(
             base_url=base_url,
             # Local servers accept anything; the SDK refuses an empty key.
             api_key=api_key or "sk-no-key",

@@ -18,7 +18,9 @@ token and never appears in what is returned.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -186,7 +188,11 @@ async def probe_server(
     root = server_root(base_url)
     order = _ORDER if prefer is None else (prefer, *(k for k in _ORDER if k != prefer))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    client = http_client or httpx2.AsyncClient(timeout=timeout, headers=headers)
+    if http_client is None:  # the TLS context loads certificates: built (once) off the loop
+        tls = await asyncio.to_thread(_tls_context)
+        client = httpx2.AsyncClient(timeout=timeout, headers=headers, verify=tls)
+    else:
+        client = http_client
     try:
         for kind in order:
             info = await _ask(client, kind, root, model)
@@ -198,6 +204,12 @@ async def probe_server(
         if http_client is None:
             await client.aclose()
     return ServerInfo()
+
+
+def _tls_context() -> ssl.SSLContext:
+    from .openai_client import shared_tls_context  # here: it imports the SDK
+
+    return shared_tls_context()
 
 
 async def _reachable(client: httpx2.AsyncClient, root: str) -> bool:

@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
 from .. import protocol as p
+from ..attachments.parts import retexted
 from ..conversation.tree import TurnTree
-from ..items import is_injected_context, is_message, message_text, new_id, user_message
+from ..items import Item, is_injected_context, is_message, message_text, new_id, user_message
 from ..rollout.store import RolloutRecord
 from ..sessions.fork import ForkError, write_fork
 from ..sessions.record import STORAGE_ERRORS
@@ -74,7 +75,7 @@ class Branches:
         if isinstance(op, p.SwitchBranch):
             return self._switch(op.turn_id, carry)
         if isinstance(op, p.EditTurn):
-            return self._branch(op.turn_id, "edit", op.text, carry)
+            return self._branch(op.turn_id, "edit", op.text, carry, op.keep_attachments)
         return self._branch(op.turn_id, "regenerate", None, False)
 
     def _refusal(self, op: BranchOp) -> str | None:
@@ -125,7 +126,8 @@ class Branches:
         return await summarize_branch(items, shared.settings.provider, shared.config())
 
     async def _branch(
-        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None, carry: bool
+        self, turn_id: str, reason: Literal["edit", "regenerate"], text: str | None, carry: bool,
+        keep: list[str] | None = None,
     ) -> None:
         """A new branch from ``turn_id``'s parent, sent the input ``turn_id`` was sent (with
         ``text`` as its message for an edit), which then runs."""
@@ -139,10 +141,10 @@ class Branches:
                     "the message of that turn could not be read from the session's file"
                 )
             if text is not None:
-                source_input = with_text(source_input, message, text)
+                source_input = with_text(source_input, message, text, keep)
             parts = self._parts()
             if text is not None and not parts.turns.message_fits(
-                turn_id, p.UserTurn(text=text), user_message(text)
+                turn_id, p.UserTurn(text=text), edited_message(source_input, text)
             ):
                 return
             path = [*tree.path(parent), ""] if parent is not None else [""]
@@ -351,23 +353,35 @@ def _message_of(records: list[Record]) -> str | None:
     return None
 
 
-def with_text(records: list[Record], old: str, new: str) -> list[Record]:
-    """A turn's input with its message ``old`` replaced by ``new``: in its own record, and where
-    a compaction before its first request put it back after the summary."""
+def with_text(
+    records: list[Record], old: str, new: str, keep: list[str] | None = None
+) -> list[Record]:
+    """A turn's input with its message ``old`` replaced by ``new`` (its attachments kept, or
+    those ``keep`` names): in its own record, and where a compaction before its first request
+    put it back after the summary."""
     changed: list[Record] = []
     for record in records:
         payload = record.payload
         if record.type == "response_item" and _is_text(payload.get("item"), old):
-            payload = dict(payload, item=user_message(new))
+            payload = dict(payload, item=retexted(payload["item"], new, keep))
         elif record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
             history = list(payload["replacement_history"])
             for index in range(len(history) - 1, -1, -1):
                 if _is_text(history[index], old):
-                    history[index] = user_message(new)
+                    history[index] = retexted(history[index], new, keep)
                     break
             payload = dict(payload, replacement_history=history)
         changed.append(record._replace(payload=payload))
     return changed
+
+
+def edited_message(records: list[Record], text: str) -> Item:
+    """The edited message as it will be sent (``text`` and the original's attachments)."""
+    for record in records:
+        item = record.payload.get("item")
+        if record.type == "response_item" and isinstance(item, dict) and _is_text(item, text):
+            return item
+    return user_message(text)
 
 
 def with_summary(records: list[Record], message: str, summary: BranchSummary) -> list[Record]:

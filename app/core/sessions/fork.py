@@ -11,13 +11,14 @@ and undos on the path come along, so the fork's model sees what it saw at that t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..attachments.store import files_folder, share_files
 from ..conversation.tree import TurnTree, on_path_of
-from ..items import is_injected_context, is_message
+from ..items import attachment_parts, is_injected_context, is_message
 from ..rollout.lock import SessionInUse
 from ..rollout.store import (
     RolloutRecord,
@@ -86,6 +87,8 @@ def write_fork(
         writer.append(SESSION_TITLE_RECORD, {"title": name})
         writer.append_copies((r.timestamp, r.type, r.payload, r.id) for r in kept)
         writer.sync()
+        # The attachments its messages name, beside it (else they would show as missing).
+        share_files(files_folder(source), files_folder(path), _stored_names(kept))
     except (OSError, RolloutWriteError) as exc:
         writer.close()
         path.unlink(missing_ok=True)
@@ -117,6 +120,19 @@ def _path_records(source: Path, tree: TurnTree, turn_id: str) -> list[RolloutRec
     if read != len(tree.anchors):
         raise ForkError("the session's file changed while it was open (was it edited elsewhere?)")
     return kept
+
+
+def _stored_names(kept: list[RolloutRecord]) -> Iterator[str]:
+    """The stored attachment files the records' user messages name (a compaction's kept
+    messages included)."""
+    for record in kept:
+        payload = record.payload
+        found = [payload.get("item")] if record.type == "response_item" else []
+        if record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
+            found = payload["replacement_history"]
+        for item in found:
+            for part in attachment_parts(item) if isinstance(item, dict) else []:
+                yield from (str(part.get(key) or "") for key in ("file", "sent_file"))
 
 
 def _entry(fork_id: str, title: str, created_at: str, kept: list[RolloutRecord]) -> SessionInfo:

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..attachments.store import files_folder
 from ..items import message_text
 from ..rollout.lock import SessionLock
 from ..rollout.store import RolloutRecord, RolloutWriter, repair_tail, rollout_path
@@ -238,6 +239,8 @@ class SessionIndex:
                 target = self._free_trash_path(session_id)
                 os.replace(source, target)
                 _remove_recall_index(source)
+                if files_folder(source).is_dir():  # its attachments go with it
+                    os.replace(files_folder(source), files_folder(target))
             self._entries.pop(session_id, None)
             self._sizes.pop(session_id, None)
             self._write()
@@ -246,7 +249,8 @@ class SessionIndex:
     def _free_trash_path(self, session_id: str) -> Path:
         target = self.trash_dir / f"{session_id}.jsonl"
         counter = 1
-        while target.exists():  # an earlier deletion of the same id: keep both
+        # An earlier deletion of the same id: keep both (its file and its attachments).
+        while target.exists() or files_folder(target).exists():
             target = self.trash_dir / f"{session_id}.{counter}.jsonl"
             counter += 1
         return target

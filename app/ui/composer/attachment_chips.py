@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 from ..runtime.qt_namespace import set_enum_property
 from ..style.theme import colors
 from ..style.widgets import tool_button
+from ..text.file_sizes import size_words
 
 # QUrl, QImage and the desktop services load when a file is first attached, not before the
 # window's first paint.
@@ -24,17 +25,6 @@ if TYPE_CHECKING:
     from app.core import protocol as p
 
 READING = "reading…"
-
-
-def size_words(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value = float(size)
-    for unit in ("KB", "MB", "GB"):
-        value /= 1024
-        if value < 1024 or unit == "GB":
-            return f"{value:.1f} {unit}"
-    return f"{value:.1f} GB"  # pragma: no cover
 
 
 def mime_files(source: QMimeData, paste_dir: Path | None = None) -> list[str]:
@@ -160,6 +150,10 @@ class AttachmentTray(QWidget):
 
     def paths(self) -> list[str]:
         return [chip.path for chip in self.chips]
+
+    def reading(self) -> bool:
+        """Some chip still waits for the core to say what its file costs."""
+        return any(not (chip.ready or chip.error) for chip in self.chips)
 
     def problem(self) -> str:
         """Why the message cannot be sent with these files now ("" when it can)."""

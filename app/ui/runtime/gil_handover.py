@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 HANDOVER_S = 0.001  # the switch interval while the window waits on worker threads
 
@@ -37,3 +37,26 @@ def quick_handover() -> Iterator[None]:
         _depth -= 1
         if _depth == 0:
             sys.setswitchinterval(_saved)
+
+
+class HandoverWhile:
+    """:func:`quick_handover` held while named work runs in worker threads, begun and ended
+    from callbacks (files being read for their chips, a message with attachments being sent)
+    rather than around one block of code."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, ExitStack] = {}
+
+    def begin(self, what: str) -> None:
+        if what not in self._held:
+            stack = ExitStack()
+            stack.enter_context(quick_handover())
+            self._held[what] = stack
+
+    def end(self, what: str) -> None:
+        stack = self._held.pop(what, None)
+        if stack is not None:
+            stack.close()
+
+    def active(self, what: str) -> bool:
+        return what in self._held

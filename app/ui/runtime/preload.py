@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-MODULES = ("app.ui.controller.commands", "app.ui.richtext.markdown", "app.ui.richtext.markdown_document", "app.core.ops")
+MODULES = ("app.ui.controller.commands", "app.ui.richtext.markdown", "app.ui.richtext.markdown_document", "app.core.ops",
+           "app.ui.transcript.attachments.strip")  # a sent message's thumbnails and chips
 
 
 def _core_first_request() -> None:

@@ -108,6 +108,26 @@ def copy_attachments(events: Iterable[p.Event], folder: Path) -> int:
     return copied
 
 
+def _with_copies(entry: dict[str, Any], files: str, copied: frozenset[str]) -> dict[str, Any]:
+    """An entry whose attachments say where the export's copy of each is (or that it is
+    missing); the same entry when it has none."""
+    item = entry.get("item")
+    content = item.get("content") if isinstance(item, dict) else None
+    if not files or not isinstance(item, dict) or not isinstance(content, list) or not any(
+        isinstance(part, dict) and part.get("type") == "coco_attachment" for part in content
+    ):
+        return entry
+    parts: list[Any] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "coco_attachment":
+            name = str(part.get("file") or "")
+            part = {**part, "export_path": f"{files}/{name}"} if name in copied else {
+                **part, "missing": True
+            }
+        parts.append(part)
+    return {**entry, "item": {**item, "content": parts}}
+
+
 def _attachment_markdown(shown: dict[str, object], files: str) -> str:
     name = str(shown.get("name", "attachment"))
     what = str(shown.get("description", name))
@@ -232,12 +252,16 @@ def transcript_to_json(
     exported_at: datetime | None = None,
     tree: p.ConversationTree | None = None,
     turn_items: dict[str, list[dict[str, Any]]] | None = None,
+    files: str = "",
+    copied: frozenset[str] = frozenset(),
 ) -> str:
     """The transcript (``Session.transcript()``: the active branch) as a JSON document:
     metadata plus every entry as recorded, and the whole conversation tree (``Session.tree()``:
     every turn of every branch, the one it follows, its message, its compactions, whether it is
     on the active branch, and with ``turn_items`` (``Session.turn_items()``) the items it
-    recorded) when given."""
+    recorded) when given. ``files``: the folder the attachments were copied to, relative to
+    the export; each attachment then says where its copy is (``export_path``), or that it is
+    missing (its name not among ``copied``)."""
     when = (exported_at or datetime.now(UTC)).isoformat()
     document: dict[str, object] = {
         "format": EXPORT_FORMAT,
@@ -246,8 +270,10 @@ def transcript_to_json(
         "title": title,
         "model": model,
         "exported_at": when,
-        "transcript": [dict(e) for e in entries],
+        "transcript": [_with_copies(dict(e), files, copied) for e in entries],
     }
+    if files and copied:
+        document["files"] = files  # where the attachments were copied, beside the export
     if tree is not None:
         turns = [node.model_dump() for node in tree.nodes]
         if turn_items is not None:

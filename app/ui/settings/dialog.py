@@ -148,6 +148,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage, McpPage):
         self.wire_api.setCurrentIndex(max(0, self.wire_api.findData(s.wire_api)))
         self.context_window.setText(str(s.context_window) if s.context_window else "")
         self.instructions.setPlainText(s.instructions)
+        self.accepts_images.setChecked(s.accepts_images)
         self.auto_compact.setChecked(s.auto_compact)
         self.threshold.setValue(s.auto_compact_percent)
         self.remote.setChecked(s.remote_compaction)
@@ -281,6 +282,7 @@ class SettingsDialog(ServerChecks, CompactionPage, WorkspacePage, McpPage):
                 "context_window": int(window) if window else None,
                 "detected_context_window": self.detected_window(),
                 "instructions": self.instructions.toPlainText().strip(),
+                "accepts_images": self.accepts_images.isChecked(),
                 "auto_compact": self.auto_compact.isChecked(),
                 "auto_compact_percent": self.threshold.value(),
                 "remote_compaction": self.remote.isChecked() and self.remote.isEnabled(),

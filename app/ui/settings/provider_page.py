@@ -105,6 +105,13 @@ class ProviderPage(SettingsForm):
         self.window_note.hide()
         form.addRow("", self.window_note)
 
+        self.accepts_images = QCheckBox("The model can see images")
+        self._describe(self.accepts_images, "The model can see images",
+                       "Whether attached images are sent to this model. Servers that say "
+                       "which models see images (llama.cpp, LM Studio, Ollama) are believed "
+                       "over this; off: a message with an image is refused before sending")
+        form.addRow("Images", self.accepts_images)
+
         self.request_timeout = QSpinBox()
         self.request_timeout.setRange(MIN_REQUEST_TIMEOUT, MAX_REQUEST_TIMEOUT)
         self.request_timeout.setSuffix(" s")

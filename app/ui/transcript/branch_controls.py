@@ -75,6 +75,10 @@ class MessageEditor(QWidget):
         self.box.cancelled.connect(lambda: row.cancel_edit())
         self.box.textChanged.connect(self._keep_draft)
         layout.addWidget(self.box)
+        self.files = QHBoxLayout()  # the attachments the edit keeps, each removable
+        self.files.setSpacing(4)
+        layout.addLayout(self.files)
+        self.file_buttons: list[QPushButton] = []
         line = QHBoxLayout()
         line.setSpacing(8)
         self.carry = QCheckBox(CARRY_TEXT, self)
@@ -104,8 +108,37 @@ class MessageEditor(QWidget):
         self.carry.setChecked(choice == "always")
         self.box.setPlainText(self.row.draft if self.row.draft is not None else self.row.text)
         self.box.moveCursor(self.box.textCursor().MoveOperation.End)
+        self._show_files()
         self.show()
         self.box.setFocus()
+
+    def _show_files(self) -> None:
+        """A chip per attachment the edit keeps; its ✕ leaves that file out of the edit."""
+        while self.files.count():  # the chips and the stretch of an earlier opening
+            item = self.files.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.file_buttons = []
+        kept = self.row.draft_files or []
+        for shown in self.row.attachments:
+            name, stored = str(shown.get("name", "file")), str(shown.get("file", ""))
+            if stored not in kept:
+                continue
+            button = QPushButton(f"{name}  ✕", self)
+            button.setToolTip(f"Send the edited message without {name}")
+            button.setAccessibleName(f"Remove {name} from the edited message")
+            button.setAutoDefault(False)
+            button.clicked.connect(lambda _=False, s=stored, b=button: self._leave_out(s, b))
+            self.files.addWidget(button)
+            self.file_buttons.append(button)
+        self.files.addStretch(1)
+
+    def _leave_out(self, stored: str, button: QPushButton) -> None:
+        if self.row.draft_files is not None and stored in self.row.draft_files:
+            self.row.draft_files = [name for name in self.row.draft_files if name != stored]
+        button.hide()
+        self.file_buttons.remove(button)
 
     def _keep_draft(self) -> None:
         if self.row.editing:

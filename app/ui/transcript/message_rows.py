@@ -10,9 +10,10 @@ parts (``long_text``), the first shown by the message row, each further one by a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..text.long_text import SEGMENT_CHARS, Cut, display_cuts, segment_source, segment_text
+from .attachments.sizes import strip_height
 from .row_models import RowHost, TranscriptRow, text_lines
 
 if TYPE_CHECKING:
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
     from app.core.protocol import TurnBranches
 
     from ..style.widgets import RichTextView
+    from .attachments.thumbnails import ImageLoader
     from .row_layout import TextMetrics
 
 _NO_CUTS: list[Cut] = []  # shared by every message row without parts (never changed)
 _NO_SEGMENTS: list[MessageSegmentRow] = []
+_NO_ATTACHMENTS: list[dict[str, Any]] = []
 
 
 class MessageRow(TranscriptRow):
@@ -40,9 +43,9 @@ class MessageRow(TranscriptRow):
     """
 
     __slots__ = (
-        "_pending", "_rendered", "_shown", "_text", "_version", "branches", "cut_off", "cuts",
-        "draft", "editing", "interrupted", "item_id", "part_lines", "role", "segments",
-        "streaming", "turn_id",
+        "_pending", "_rendered", "_shown", "_text", "_version", "attachments", "branches",
+        "cut_off", "cuts", "draft", "draft_files", "editing", "interrupted", "item_id",
+        "part_lines", "role", "segments", "streaming", "turn_id",
     )
     pinnable = True
 
@@ -52,11 +55,15 @@ class MessageRow(TranscriptRow):
         super().__init__(host)
         self.role = role
         self.item_id = item_id
+        # A user message's attachments as the core's event shows them (name, kind, size,
+        # dimensions, path, missing): thumbnails and file chips under the text.
+        self.attachments: list[dict[str, Any]] = _NO_ATTACHMENTS
         self.turn_id = turn_id  # the turn it belongs to ("" when the core did not say)
         # ``‹ n/m ›``: the core's ``TurnBranches`` for this row's turn, when shown on this row.
         self.branches: TurnBranches | None = None
         self.editing = False  # a user message being edited in place
         self.draft: str | None = None  # the edit's text while its widget is away
+        self.draft_files: list[str] | None = None  # the attachments the edit keeps (stored names)
         self._text = text
         self._shown = len(text)  # the text's length at the last render: what widgets show
         self._pending: list[str] | None = None  # deltas not yet joined into _text
@@ -197,7 +204,18 @@ class MessageRow(TranscriptRow):
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         lines = text_lines(self.head_source, width - 24, metrics) + (3 if self.editing else 0)
-        return 40 + lines * metrics.line_height
+        return 40 + lines * metrics.line_height + strip_height(self.attachments, width)
+
+    @property
+    def images(self) -> ImageLoader:
+        """Where its thumbnails are decoded and kept (one for the whole transcript)."""
+        return self._host.images  # type: ignore[no-any-return]
+
+    def set_attachments(self, attachments: list[dict[str, Any]]) -> None:
+        """Show these attachments under the message (the core's event says what they are)."""
+        if attachments != self.attachments:
+            self.attachments = list(attachments)
+            self._changed()
 
     # -- the conversation as a tree: edit, regenerate, switch, fork ------------------------
 
@@ -225,6 +243,7 @@ class MessageRow(TranscriptRow):
         """The row becomes an editor of its text, in place."""
         if self.editable and not self.editing:
             self.editing, self.draft = True, self.text
+            self.draft_files = self._files()
             if self.segments:  # the editor holds the whole text: the further parts go
                 self._host.remove_rows(self.segments)
                 self.cuts, self.segments = _NO_CUTS, _NO_SEGMENTS
@@ -232,7 +251,7 @@ class MessageRow(TranscriptRow):
 
     def cancel_edit(self) -> None:
         if self.editing:
-            self.editing, self.draft = False, None
+            self.editing, self.draft, self.draft_files = False, None, None
             self._changed()
             self.render_markdown()  # a long message is cut into its parts again
             self._host.keyboard_back()  # the editor had it: typing goes on in the composer
@@ -242,13 +261,20 @@ class MessageRow(TranscriptRow):
         branch and the window draws it; an unchanged or empty text only closes the editor."""
         if not self.editing:
             return
+        kept = self.draft_files
+        files_changed = kept is not None and kept != self._files()
         self.cancel_edit()
-        if text.strip() and text != self.text:
+        if text.strip() and (text != self.text or files_changed):
             from app.core import ops
 
-            self._host.request_op(
-                ops.EditTurn(turn_id=self.turn_id, text=text, carry_summary=carry_summary)
-            )
+            self._host.request_op(ops.EditTurn(
+                turn_id=self.turn_id, text=text, carry_summary=carry_summary,
+                keep_attachments=kept if files_changed else None,  # None: all of them
+            ))
+
+    def _files(self) -> list[str]:
+        """The stored names of this message's attachments."""
+        return [str(shown.get("file", "")) for shown in self.attachments]
 
     def request_regenerate(self) -> None:
         if self.regenerable:

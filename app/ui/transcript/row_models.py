@@ -32,6 +32,9 @@ class RowHost(Protocol):
     @property
     def renderer(self) -> MarkdownRenderer: ...
 
+    @property
+    def images(self) -> Any: ...  # the transcript's ``ImageLoader``
+
     def widget_for(self, row: Any) -> Any: ...
 
     def row_changed(self, row: Any) -> None: ...

@@ -107,6 +107,7 @@ class MessageRowWidget(RowWidget):
             self, renderer, "Message text", breaks=row.role == "user"
         )
         self._outer.addWidget(self.body)
+        self.attachments: QWidget | None = None  # thumbnails and file chips, when it has any
         if row.role == "user":
             self.setStyleSheet(
                 f"QFrame#userRow {{ background: {colors().user_bubble}; border-radius: 8px; }}"
@@ -144,6 +145,10 @@ class MessageRowWidget(RowWidget):
         self.status_label.setVisible(row.cut_off or row.interrupted or row.streaming)
         self.sync_pin(offered=not row.streaming and not row.cut_off and bool(row.item_id))
         self.branch.sync(self.body, self._outer)
+        if row.attachments or self.attachments is not None:
+            from .attachments.strip import sync_strip  # with the first attachment on screen
+
+            self.attachments = sync_strip(self, self._outer, self.body, row)
 
 
 class SegmentWidget(RowWidget):

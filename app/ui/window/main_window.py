@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..controller.session_controller import SessionController
 from ..runtime import memory
+from ..runtime.gil_handover import HandoverWhile
 from ..style.icons import app_icon
 from ..style.theme import apply_theme
 from .app_context import AppContext
@@ -51,6 +52,8 @@ class MainWindow(WindowLayout):
         self.controller = SessionController(context, self)
         self._closing = False
         self._close_done = False
+        # Worker threads reading or sending attachments hand the interpreter back quickly.
+        self.handover = HandoverWhile()
         self._settings_dialog: SettingsDialog | None = None
         self.setWindowTitle("Coco")
         self.setWindowIcon(app_icon())
@@ -113,13 +116,14 @@ class MainWindow(WindowLayout):
         ):
             self.refresh_model_view()
         if event.type == "turn_complete":
+            self.handover.end("sending")
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
         if event.type == "message_not_sent":
             self._give_back(event.text)
             self.composer.attachments.add_paths(event.attachments)
         if event.type == "attachments_inspected":
-            self.composer.attachments.show_inspected(event)
+            self.composer.attachments.show_inspected(event)  # (its change ends "reading")
         if event.type == "conversation_matches":
             self.find_bar.show_matches(event)
         self.branch_view.handle_event(event)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.core.settings import AppSettings
 
     from ..controller.commands import Command
+    from ..runtime.gil_handover import HandoverWhile
     from ..settings.dialog import SettingsDialog
     from ..tree.branch_view import BranchView
 
@@ -29,19 +30,30 @@ class WindowCommands(SessionView):
 
     _settings_dialog: SettingsDialog | None
     branch_view: BranchView
+    handover: HandoverWhile
 
     # ================================================================ user actions
 
     def send_message(self, text: str) -> None:
         """Send a user message (the composer already refused it while busy), with the files
         attached to it."""
-        self.controller.send_message(text, self.composer.attachments.take())
+        files = self.composer.attachments.take()
+        if files:  # read, stored and encoded in worker threads until the turn ends
+            self.handover.begin("sending")
+        self.controller.send_message(text, files)
 
     def inspect_attachments(self, paths: list[str]) -> None:
-        """Ask the core what files just attached cost (the answer fills their chips)."""
+        """Ask the core what files just attached cost (the answer fills their chips); worker
+        threads read them meanwhile, and the window's thread gets the interpreter back at
+        once whenever it needs it."""
         from app.core import ops
 
+        self.handover.begin("reading")
         self.controller.submit(ops.InspectAttachments(paths=paths))
+
+    def _attachments_changed(self) -> None:
+        if not self.composer.attachments.reading():  # answered, removed, or sent
+            self.handover.end("reading")
 
     def compact(self, focus: str | None = None) -> bool:
         """Submit a compaction unless a turn runs (then say why next to the composer)."""
@@ -160,21 +172,24 @@ class WindowCommands(SessionView):
 
         title = self.windowTitle().split(" — ")[0]
         session_id, model = self.session.id, self.session.config.model
-        if fmt == "json":  # the record as the core keeps it
-            text = transcript_to_json(
-                self.session.transcript(), title=title, session_id=session_id, model=model,
-                # Every branch, each turn with its items; the transcript is the active one.
-                tree=self.session.tree(), turn_items=self.session.turn_items(),
-            )
-        else:  # what the window shows, from the events that draw it
-            text = transcript_to_markdown(
-                self.session.replay_events(), title=title, session_id=session_id, model=model,
-                files=attachments_folder(path).name,
-            )
+        folder = attachments_folder(path)
         try:
+            # The attached files beside it, both formats; the export links each copy.
+            copy_attachments(self.session.replay_events(), folder)
+            copied = frozenset(f.name for f in folder.iterdir()) if folder.is_dir() else frozenset()
+            if fmt == "json":  # the record as the core keeps it
+                text = transcript_to_json(
+                    self.session.transcript(), title=title, session_id=session_id, model=model,
+                    # Every branch, each turn with its items; the transcript is the active one.
+                    tree=self.session.tree(), turn_items=self.session.turn_items(),
+                    files=folder.name, copied=copied,
+                )
+            else:  # what the window shows, from the events that draw it
+                text = transcript_to_markdown(
+                    self.session.replay_events(), title=title, session_id=session_id,
+                    model=model, files=folder.name,
+                )
             path.write_text(text, encoding="utf-8")
-            # The attached files beside it (the JSON names them by their stored names).
-            copy_attachments(self.session.replay_events(), attachments_folder(path))
         except OSError as exc:
             self.show_problem(f"Could not export to {path}: {exc.strerror or exc}")
             return None

@@ -217,6 +217,7 @@ class WindowLayout(WindowCommands):
         self.composer.command_submitted.connect(self.run_command)
         self.composer.stop_requested.connect(self.stop)
         self.composer.attachments.inspect_requested.connect(self.inspect_attachments)
+        self.composer.attachments.changed.connect(self._attachments_changed)
         self._attachment_drop = AttachmentDrop(self, self.composer)  # drops attach files
         column.addWidget(self.composer)
         # Edit, regenerate, ‹ n/m ›, fork, the conversation tree (the rows' ops go through it).

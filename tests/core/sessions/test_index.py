@@ -150,6 +150,27 @@ def test_deleting_the_same_id_twice_keeps_both_files(tmp_path: Path) -> None:
     assert first.exists() and second.exists()
 
 
+def test_delete_moves_the_sessions_attachments_to_trash_with_it(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "a", [("user", "see the picture")])
+    files = path.with_name("a.files")
+    files.mkdir()
+    (files / "abc.png").write_bytes(b"png bytes")
+    index = SessionIndex(tmp_path)
+
+    moved = index.delete("a")
+
+    assert not files.exists()
+    assert (moved.with_name("a.files") / "abc.png").read_bytes() == b"png bytes"
+    # Deleted again under the same id: both sets of attachments are kept, each by its file.
+    path = write_session(tmp_path, "a", [("user", "another")])
+    path.with_name("a.files").mkdir()
+    (path.with_name("a.files") / "def.txt").write_text("notes")
+    index.upsert(info("a", "2024-01-01"))
+    second = index.delete("a")
+    assert (second.with_name(second.stem + ".files") / "def.txt").read_text() == "notes"
+    assert (moved.with_name("a.files") / "abc.png").exists()
+
+
 def test_delete_unknown_session_raises(tmp_path: Path) -> None:
     index = SessionIndex(tmp_path)
     with pytest.raises(KeyError):

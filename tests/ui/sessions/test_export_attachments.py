@@ -35,3 +35,48 @@ async def test_export_copies_and_links_the_attachments(server, make_config, tmp_
     missing = transcript_to_markdown(session.replay_events(), files=folder.name)
     assert "chart.png, PNG image 200x100, " in missing and "_(file missing)_" in missing
     await session.close()
+
+
+def test_the_json_export_copies_the_files_and_says_where_each_copy_is(
+    qtbot, make_window, server, tmp_path: Path
+) -> None:
+    import json
+
+    from tests.ui.transcript.attachments.test_strip import _send_with_files
+
+    shot = write_png(tmp_path / "chart.png", 200, 100)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("one\ntwo\n")
+    window = make_window()
+    _send_with_files(qtbot, window, server, [shot, notes])
+    target = tmp_path / "out" / "session.json"
+    target.parent.mkdir()
+    window.choose_export_path = lambda kind: (target, "json")
+    window.export_json_action.trigger()
+
+    document = json.loads(target.read_text(encoding="utf-8"))
+    assert document["files"] == "session.files"
+    parts = [
+        part for entry in document["transcript"]
+        for part in (entry.get("item") or {}).get("content") or []
+        if isinstance(part, dict) and part.get("type") == "coco_attachment"
+    ]
+    assert [part["name"] for part in parts] == ["chart.png", "notes.txt"]
+    copies = [target.parent / part["export_path"] for part in parts]
+    assert copies[0].read_bytes() == shot.read_bytes()
+    assert copies[1].read_text() == "one\ntwo\n"
+
+    # A stored file gone before the export: said missing in the JSON, nothing copied for it.
+    for stored in window.session.rollout_path.with_name(window.session.id + ".files").iterdir():
+        if stored.suffix == ".txt":
+            stored.unlink()
+    again = tmp_path / "out" / "again.json"
+    window.choose_export_path = lambda kind: (again, "json")
+    window.export_json_action.trigger()
+    parts = [
+        part for entry in json.loads(again.read_text(encoding="utf-8"))["transcript"]
+        for part in (entry.get("item") or {}).get("content") or []
+        if isinstance(part, dict) and part.get("type") == "coco_attachment"
+    ]
+    assert parts[1]["missing"] is True and "export_path" not in parts[1]
+    assert (target.parent / parts[0]["export_path"]).is_file()

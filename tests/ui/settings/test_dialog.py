@@ -276,3 +276,32 @@ def test_the_window_paints_in_the_theme_it_last_used_before_the_settings_load(
         run(qtbot, again.open_session(None))
         close_window(qtbot, again)
         apply_theme("system")
+
+
+def test_the_images_checkbox_sets_accepts_images_and_a_model_without_them_refuses_one(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Any
+) -> None:
+    from app.ui.transcript.row_models import NoticeRow
+    from tests.attachment_files import write_png
+
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.accepts_images.isChecked()  # the default: the model sees images
+    dialog.accepts_images.setChecked(False)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    saved, _ = SettingsStore(tmp_path / "config").load()
+    assert saved.accepts_images is False
+    qtbot.waitUntil(lambda: window.session.config.accepts_images is False, timeout=5000)
+    assert window.open_settings().accepts_images.isChecked() is False  # loaded back
+
+    shot = write_png(tmp_path / "shot.png", 64, 64)
+    window.composer.attachments.add_paths([str(shot)])
+    qtbot.waitUntil(lambda: window.composer.attachments.chips[0].ready, timeout=5000)
+    window.composer.edit.setPlainText("what is this")
+    window.composer.submit()
+    qtbot.waitUntil(lambda: not window.busy and any(
+        isinstance(r, NoticeRow) and "cannot see images" in r.message
+        for r in window.transcript.rows
+    ), timeout=5000)
+    assert server.requests_to("responses") == []
+    assert window.composer.attachments.paths() == [str(shot)]  # given back, nothing lost

@@ -113,7 +113,9 @@ class TranscriptEvents(WaitingTranscript):
             before = self._streaming if trigger == "server" else None
             self.begin_compaction(item.id, trigger != "manual", before)
         elif item.kind == "user_message":
-            self.add_message("user", data_text(item.data), item.id, event.turn_id)
+            row = self.add_message("user", data_text(item.data), item.id, event.turn_id)
+            if item.data.get("attachments"):
+                row.set_attachments(item.data["attachments"])
         elif item.kind == "agent_message":
             self._stream_row(item.id)
         elif item.kind == "function_call":
@@ -124,6 +126,8 @@ class TranscriptEvents(WaitingTranscript):
         data = item.data
         if item.kind == "user_message":
             row = self.add_message("user", data_text(data), item.id, event.turn_id)
+            if data.get("attachments"):  # thumbnails and file chips under the text
+                row.set_attachments(data["attachments"])
             if data.get("not_sent"):
                 row.set_in_context(False)
             if data.get("pinned"):

@@ -27,6 +27,7 @@ from ..virtual_rows import VirtualRowArea
 
 if TYPE_CHECKING:
     from ...richtext.markdown import MarkdownRenderer
+    from ..attachments.thumbnails import ImageLoader
 
 
 class RowHostArea(VirtualRowArea):
@@ -42,10 +43,21 @@ class RowHostArea(VirtualRowArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._renderer: MarkdownRenderer | None = None  # built on first use (imports are slow)
+        self._images: ImageLoader | None = None
         # What the ``branch_summary`` setting says now (never, ask, always), for an edit box.
         self.branch_summary_of: Callable[[], str] = lambda: "never"
         # Where the keyboard goes when the row that had it lets it go (the composer).
         self.focus_elsewhere: Callable[[], None] = lambda: None
+
+    @property
+    def images(self) -> ImageLoader:
+        """The images of sent messages, decoded off the window's thread and kept (made when
+        the first one is shown)."""
+        if self._images is None:
+            from ..attachments.thumbnails import ImageLoader
+
+            self._images = ImageLoader(self)
+        return self._images
 
     @property
     def renderer(self) -> MarkdownRenderer:
