@@ -125,7 +125,9 @@ def settings(window: Any) -> dict[str, Any]:
     dialog = window.open_settings()
     dialog.resize(900, 700)
     prompt = dialog.prompt
-    dialog.findChild(QScrollArea).ensureWidgetVisible(prompt, 0, 200)
+    # The scroll area that holds the prompt (the dialog has one a page).
+    area = next(a for a in dialog.findChildren(QScrollArea) if a.widget().isAncestorOf(prompt))
+    area.ensureWidgetVisible(prompt, 0, 200)
     QApplication.processEvents()
     document = prompt.document()
     first = document.firstBlock()

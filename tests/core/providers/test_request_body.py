@@ -50,7 +50,7 @@ async def test_an_image_of_a_megabyte_reaches_the_server_intact(
 
     from PIL import Image
 
-    from app.core.providers import openai_client
+    from app.core.providers import stream_post
 
     threads: list[str] = []
 
@@ -58,7 +58,7 @@ async def test_an_image_of_a_megabyte_reaches_the_server_intact(
         threads.append(threading.current_thread().name)
         return encode_body(body)
 
-    monkeypatch.setattr(openai_client, "encode_body", spied)
+    monkeypatch.setattr(stream_post, "encode_body", spied)
     shot = tmp_path / "noise.png"
     Image.frombytes("RGB", (700, 700), os.urandom(700 * 700 * 3)).save(shot)
     server.enqueue(Reply(text="Seen."), endpoint=wire)
