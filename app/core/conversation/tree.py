@@ -14,8 +14,8 @@ the records on a path are read in the order they were written, whatever branches
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ..items import is_injected_text, is_message, message_text
 
@@ -187,16 +187,6 @@ def _label_of(items: list[Any]) -> str | None:
     return None
 
 
-def read_tree(records: Iterable[Record]) -> TurnTree:
-    tree = TurnTree()
-    for record in records:
-        tree.note(record.type, record.payload)
-    return tree
-
-
-R = TypeVar("R", bound=Record)
-
-
 def on_path_of(tree: TurnTree, leaf: str | None) -> Callable[[int, Record], bool]:
     """Whether record number ``seq`` of the file ``tree`` was noted from belongs to ``leaf``'s
     view (a record beyond those noted was written after: on the active branch)."""
@@ -209,8 +199,3 @@ def on_path_of(tree: TurnTree, leaf: str | None) -> Callable[[int, Record], bool
 
     return on_path_record
 
-
-def records_on_path(records: list[R], tree: TurnTree, leaf: str | None) -> list[R]:
-    """The records of ``leaf``'s view (``tree`` read from ``records``), in file order."""
-    keep = on_path_of(tree, leaf)
-    return [record for seq, record in enumerate(records) if keep(seq, record)]

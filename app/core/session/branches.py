@@ -216,7 +216,7 @@ class Branches:
     ) -> tuple[BranchParts, list[str], list[Record]]:
         """``leaf``'s view in fresh parts, read from the rollout in one streaming pass with the
         tree the session holds (as an open reads it: no record kept but what the view keeps),
-        the user's warnings, and the input turn ``source`` was sent (``turn_input``) when
+        the user's warnings, and the input turn ``source`` was sent (``TurnInput``) when
         asked. What an open counts is counted before the parts are put in place
         (``SessionResume.precount``)."""
         tree = self._tree

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from app.core.conversation.tree import TurnTree, read_tree, records_on_path
+from app.core.conversation.tree import TurnTree, on_path_of
 
 
 class Rec(NamedTuple):
@@ -27,6 +27,20 @@ def switch(turn_id: str | None) -> Rec:
 
 
 META = Rec("session_meta", {"id": "s"})
+
+
+def read_tree(records: list[Rec]) -> TurnTree:
+    """The tree a session notes as it reads these records."""
+    tree = TurnTree()
+    for record in records:
+        tree.note(record.type, record.payload)
+    return tree
+
+
+def records_on_path(records: list[Rec], tree: TurnTree, leaf: str | None) -> list[Rec]:
+    """The records of ``leaf``'s view, as resume, a switch and a fork choose them."""
+    keep = on_path_of(tree, leaf)
+    return [record for seq, record in enumerate(records) if keep(seq, record)]
 
 
 def test_a_rollout_written_before_branches_reads_as_one_branch() -> None:

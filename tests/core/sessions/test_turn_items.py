@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.core.conversation.tree import read_tree
+from app.core.conversation.tree import TurnTree
 from app.core.rollout.store import read_rollout
 from app.core.sessions.turn_items import items_by_turn
 
@@ -36,7 +36,9 @@ def test_each_turn_holds_its_own_items_on_every_branch(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     records, _warnings = read_rollout(path)
-    tree = read_tree(records)
+    tree = TurnTree()
+    for record in records:
+        tree.note(record.type, record.payload)
     # A record written after the tree was read: the active turn's.
     with path.open("a", encoding="utf-8") as file:
         file.write(line("response_item", {"turn_id": "c", "item": message("assistant", "A2")}))
