@@ -34,7 +34,7 @@ class CoreConfig(BaseModel):
     remote_fallback_to_local: bool = True
     # Automatic compaction first tries replacing old tool outputs with stubs (no model call).
     prune_tool_outputs: bool = True
-    # Every compaction carries the user's facts, files and commands over (issue 23).
+    # Every compaction carries the user's facts, files and commands over.
     carry_notes: bool = True
     # Responses wire, remote compaction on: every turn asks the server to compact inside the
     # response past the auto-compact limit (``context_management``, spec section 4 form c).
@@ -63,7 +63,7 @@ class CoreConfig(BaseModel):
     retry_base_delay: float = 0.2  # seconds; backoff is base × 2^(n-1) × jitter [0.9, 1.1)
     request_timeout: float = 600.0
     tool_output_budget: int = 10_000  # tokens; longer tool output is middle-truncated
-    # The model may search the whole conversation with the recall tool (issue 24).
+    # The model may search the whole conversation with the recall tool.
     recall: bool = True
     # Whether the model reads images, where its server does not say (llama.cpp's /props,
     # LM Studio and Ollama do): a message with an image to a model that does not is refused.

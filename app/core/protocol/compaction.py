@@ -72,7 +72,7 @@ class CompactionMarker(BaseModel):
     carried_pins: list[str] = Field(default_factory=list)
     # Which message each of them is, in a few words (``your message “Deploy to…”``).
     carried_pin_names: list[str] = Field(default_factory=list)
-    # What the carried-notes block holds after this compaction (issue 23): the user's facts in
+    # What the carried-notes block holds after this compaction: the user's facts in
     # their own words (oldest first), the files read or changed ("path (changed)") and the
     # commands run, and how many notes its budget forced out this time.
     carried_notes: list[str] = Field(default_factory=list)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..tokens.counter import TokenCounter
 
 # A local model counts with its own tokenizer: once its server has reported the prompt tokens of
-# a request, Coco's estimates are scaled by how far off they were (issue 14), for the gauge, the
+# a request, Coco's estimates are scaled by how far off they were, for the gauge, the
 # pre-send check and automatic compaction. The Responses API is OpenAI's (or compatible with its
 # tokenizer): tiktoken's counts are taken as they are there.
 

@@ -1,5 +1,5 @@
 """What the user told the model, carried over every compaction without asking a model
-(issue 23, spec section 10).
+(spec section 10).
 
 A summary is only as good as the model that writes it: a small local model's summary keeps
 almost none of the user's facts. So at every compaction Coco itself takes, from the user
