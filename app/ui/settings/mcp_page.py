@@ -246,7 +246,20 @@ class McpPage(SettingsForm):
             self.mcp_servers = with_tool_enabled(self.mcp_servers, server, tool, on)
         else:
             self.mcp_servers = with_server_enabled(self.mcp_servers, server, on)
-        self._mcp_fill()
+        self._mcp_restate()
+
+    def _mcp_restate(self) -> None:
+        """The servers' state words again, in their rows: not a new list (``_mcp_fill``), which
+        deleted the item whose check was being changed while Qt was still in its ``setData``
+        (a crash, now and then, when a box was ticked)."""
+        tree = self.mcp_tree
+        tree.blockSignals(True)
+        for index in range(tree.topLevelItemCount()):
+            item = tree.topLevelItem(index)
+            if item is not None:
+                item.setText(1, self._mcp_state_text(str(item.data(0, ROLE)[0])))
+        tree.blockSignals(False)
+        self._mcp_selected()
 
     def _mcp_revoke_selected(self) -> None:
         server, tool = self._mcp_current()

@@ -72,6 +72,9 @@ def test_the_page_shows_live_states_and_turns_servers_and_tools_on_and_off(
 
     write.setCheckState(0, Qt.CheckState.Unchecked)
     assert "applies on Apply or Save" in state(dialog, "coco-example")
+    # The ticked item is changed in place, never replaced while Qt is still changing it
+    # (replacing it in the handler of its own change crashed the app now and then).
+    assert tool_row(dialog, "coco-example", "write_note") is write
     dialog.apply_button.click()
     assert saved(tmp_path)["coco-example"]["disabledTools"] == ["write_note"]
     qtbot.waitUntil(lambda: not {t.name: t.enabled for t in core_state(
