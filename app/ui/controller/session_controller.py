@@ -82,13 +82,18 @@ class SessionController(QObject):
         be opened (the reason is a notice and a new session takes its place)."""
         had_session = self.bridge is not None
         memory.fix_mmap_threshold()  # before any session's file is read
-        await self.close()
         from app.core import OpenProgress
+        from app.core.system.collector import collector_paused
 
+        # No automatic collection while the old session closes and its rows go either (its
+        # leftovers are collected young once, as the opening begins: ``memory.opening_session``);
+        # one could come at any moment there, before the opening's pause.
+        with collector_paused():
+            await self.close()
+            self.open_progress = OpenProgress() if session_id is not None else None
+            self.session_changing.emit()
         from .replay_prep import prepare_replay
 
-        self.open_progress = OpenProgress() if session_id is not None else None
-        self.session_changing.emit()
         if had_session:
             memory.session_replaced()
         self.state = ActivityState()
