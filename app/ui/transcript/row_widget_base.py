@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtCore import QRectF, QTimer
+from PySide6.QtGui import QColor, QContextMenuEvent, QPainter, QPainterPath, QPaintEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -27,11 +27,12 @@ from PySide6.QtWidgets import (
 from ..runtime.qt_namespace import Qt
 from ..style.icons import icon
 from ..style.theme import colors
-from ..style.widgets import ElidedLabel, tool_button
+from ..style.widgets import ElidedLabel, tint, tool_button
 from ..text.long_text import break_runs
 from .row_models import NOT_IN_CONTEXT, TranscriptRow
 
 DIM_OPACITY = 0.5
+EDGE_WIDTH = 3  # the bar down an error notice's left side, pixels
 PIN_TIP = (
     "Pin: the model keeps this verbatim through every compaction, before the summary"
 )
@@ -50,7 +51,7 @@ def label_text(text: str) -> str:
 def muted_label(text: str, parent: QWidget | None = None) -> QLabel:
     label = QLabel(text, parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setStyleSheet(f"color: {colors().muted};")
+    tint(label, colors().muted)
     return label
 
 
@@ -84,7 +85,7 @@ class RowWidget(QFrame):
         # Shortened with "…" (whole text in its tooltip) in a header too narrow for it.
         # Parented at once: a shown label without a parent would be a window of its own.
         self.context_tag = ElidedLabel(f"· {NOT_IN_CONTEXT}", self)
-        self.context_tag.setStyleSheet(f"color: {colors().muted};")
+        tint(self.context_tag, colors().muted)
         self.context_tag.setToolTip(
             "A compaction replaced this part of the conversation with a summary; the model no "
             "longer sees it, but it stays here for you."
@@ -92,8 +93,38 @@ class RowWidget(QFrame):
         self.context_tag.setAccessibleName("Not in the model's context")
         self.context_tag.hide()
         self._dimmed = False
+        # What is painted under the content (``set_background``): fill, corner radius, edge.
+        self._backdrop: tuple[QColor | None, int, QColor | None] | None = None
         self.pin_tag: QLabel | None = None
         self.pin_button: QToolButton | None = None
+
+    def set_background(
+        self, color: str | None, radius: int = 0, edge: str | None = None
+    ) -> None:
+        """Paint the row's rectangle in ``color`` (corners rounded by ``radius``) and, with
+        ``edge``, a 3-pixel bar of that colour down its left side, under its content. Painted
+        rather than a style sheet on the row, which made Qt polish the row and every widget in
+        it through the style-sheet style (see ``style.widgets.tint``)."""
+        self._backdrop = (
+            QColor(color) if color else None, radius, QColor(edge) if edge else None
+        )
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self._backdrop is not None:
+            fill, radius, edge = self._backdrop
+            painter = QPainter(self)
+            if fill is not None and radius:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                path = QPainterPath()
+                path.addRoundedRect(QRectF(self.rect()), radius, radius)
+                painter.fillPath(path, fill)
+            elif fill is not None:
+                painter.fillRect(self.rect(), fill)
+            if edge is not None:
+                painter.fillRect(0, 0, EDGE_WIDTH, self.height(), edge)
+            painter.end()
+        super().paintEvent(event)
 
     def add_pin_controls(self, header: QHBoxLayout, what: str) -> None:
         """The "pinned" tag and the Pin button of a row the user can pin (``what``: the

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from ..runtime.qt_namespace import Qt
 from ..style.icons import icon
 from ..style.theme import colors
-from ..style.widgets import ElidedLabel, RichTextView, tool_button
+from ..style.widgets import ElidedLabel, RichTextView, tint, tool_button
 from ..text.long_text import segment_complete
 from .branch_controls import BranchControls
 from .message_rows import MessageRow, MessageSegmentRow
@@ -109,9 +109,7 @@ class MessageRowWidget(RowWidget):
         self._outer.addWidget(self.body)
         self.attachments: QWidget | None = None  # thumbnails and file chips, when it has any
         if row.role == "user":
-            self.setStyleSheet(
-                f"QFrame#userRow {{ background: {colors().user_bubble}; border-radius: 8px; }}"
-            )
+            self.set_background(colors().user_bubble, radius=8)
         self.render_text()
         self.finish()
 
@@ -166,7 +164,7 @@ class SegmentWidget(RowWidget):
         )
         self._outer.addWidget(self.body)
         if row.message.role == "user":
-            self.setStyleSheet(f"QFrame#userPart {{ background: {colors().user_bubble}; }}")
+            self.set_background(colors().user_bubble)
         self.render_text()
         self.finish()
 
@@ -213,7 +211,7 @@ class ExpandableRowWidget(RowWidget):
         header.addWidget(self.title_label)
         # A one-line preview: shortened with "…" (whole text in its tooltip), never cut.
         self.detail_label = ElidedLabel("")
-        self.detail_label.setStyleSheet(f"color: {colors().muted};")
+        tint(self.detail_label, colors().muted)
         header.addWidget(self.detail_label, 1)
         header.addWidget(self.context_tag)
         self.status_label = muted_label("")
@@ -313,10 +311,10 @@ class NoticeRowWidget(RowWidget):
         self.setObjectName("noticeRow")
         c = colors()
         color = {"error": c.error, "warning": c.warning}.get(row.kind, c.muted)
-        self.label.setStyleSheet(f"color: {color};")
+        tint(self.label, color)
         self._icon.setPixmap(icon(self.ICONS.get(row.kind, "info"), color).pixmap(16, 16))
         if row.kind == "error":
-            self.setStyleSheet(f"QFrame#noticeRow {{ border-left: 3px solid {c.error}; }}")
+            self.set_background(None, edge=c.error)
         self._add_details(line)
         self.retry_button = _retry_button(row)
         line.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
