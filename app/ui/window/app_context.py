@@ -18,6 +18,8 @@ from app.core.system.secrets import SecretStore
 from app.paths import AppPaths
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from app.core.config import CoreConfig
     from app.core.settings import AppSettings, SettingsStore
 
@@ -57,6 +59,8 @@ class AppContext:
         self._store: SettingsStore | None = None
         self._settings: AppSettings | None = None
         self._load_warnings: list[str] = []
+        self._writer: ThreadPoolExecutor | None = None  # writes what ``remember`` saves
+        self._written: Future[None] | None = None  # the last of them
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -184,18 +188,41 @@ class AppContext:
         for name in secret_names(self.settings.mcp_servers) - secret_names(servers):
             self.secrets.set_secret(name, "")
         settings = settings.model_copy(update={"mcp_servers": servers})
+        self.flush()  # an older state being written must not land after this one
         self.store.save(settings)
         self.settings = settings
 
     def remember(self, **fields: Any) -> None:
-        """Save window state (geometry, last session) without touching anything else."""
+        """Save window state (the last session) without touching anything else.
+
+        Written by a worker thread, one write after another: a save ends in an fsync, which
+        waits for what else the file system has to write first (a long reply just saved),
+        and held the window's thread for up to 0.2 s as a session opened. :meth:`flush` waits
+        for the writes under way; a Save from Settings and closing the window do."""
+        self.settings = self.settings.model_copy(update=fields)
+        if self._writer is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="settings")
+        self._written = self._writer.submit(self._write_remembered, self.settings)
+
+    def _write_remembered(self, settings: AppSettings) -> None:
         try:
-            self.settings = self.settings.model_copy(update=fields)
-            self.store.save(self.settings)
+            self.store.save(settings)
         except OSError as exc:
             log.warning("Could not save the window state: %s", exc)
 
+    def flush(self) -> None:
+        """Wait until what :meth:`remember` saves is written."""
+        if self._written is not None:
+            self._written.result()
+            self._written = None
+
     def close(self) -> None:
+        self.flush()
+        if self._writer is not None:
+            self._writer.shutdown()
+            self._writer = None
         if self._demo_url is not None and self._stop_demo is not None:
             self._stop_demo()
         self._demo_url = None

@@ -90,7 +90,7 @@ class MainWindow(WindowLayout):
         """Show one core event (the controller's state has already taken it in)."""
         state = self.controller.state
         changes = state.changes
-        self.transcript.handle_event(event)
+        self.transcript.handle_live_event(event)
         self.approval_card.handle_event(event)
         self.notifications.handle_event(event)
         if event.type == "token_count":
@@ -165,6 +165,7 @@ class MainWindow(WindowLayout):
         try:
             await self.controller.close()
             memory.window_closed()
+            self.context.flush()  # the last session, for the next start
         finally:
             self._close_done = True
             self.close()

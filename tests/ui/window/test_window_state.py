@@ -109,3 +109,37 @@ def test_a_close_request_before_the_first_paint_is_held_back_and_reported(qtbot:
     assert _wait_for_first_paint(window, timeout_ms=300) is True
     assert window.close_events == 0  # held back, for the launcher to repeat once it runs
 
+
+
+def test_the_last_session_is_saved_by_a_worker_thread_and_written_before_the_window_closes(
+    qtbot: Any, make_window: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Opening a session remembers it for the next start: the write (an fsync) is not made
+    on the window's thread, and it is on disk once the window has closed."""
+    import threading
+
+    from app.core.settings import SettingsStore
+
+    saves: list[tuple[str, bool]] = []  # (last session, made on the window's thread)
+    real_save = SettingsStore.save
+
+    def save(self: SettingsStore, settings: Any) -> None:
+        saves.append(
+            (settings.last_session_id, threading.current_thread() is threading.main_thread())
+        )
+        real_save(self, settings)
+
+    monkeypatch.setattr(SettingsStore, "save", save)
+    window = make_window()
+    first = window.session.id
+    qtbot.waitUntil(window.start_new_session().done, timeout=5000)
+    second = window.session.id
+    closed: list[bool] = []
+    window.closed.connect(lambda: closed.append(True))
+    window.close()
+    qtbot.waitUntil(lambda: bool(closed), timeout=5000)
+    remembered = [(session, on_main) for session, on_main in saves if session in (first, second)]
+    assert [session for session, _ in remembered][-2:] == [first, second]
+    assert not any(on_main for _, on_main in remembered)
+    saved, _ = SettingsStore(tmp_path / "config").load()
+    assert saved.last_session_id == second
