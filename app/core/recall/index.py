@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..rollout.store import RolloutWriter, read_rollout
+from ..system.background import yield_to_window
 from .query import SearchQuery
 from .ranking import ANY_WORDS, ranked
 from .records import RecordIndexer
@@ -64,6 +65,7 @@ def run_in_worker(job: Callable[[], None]) -> None:
 
 
 def _serve(jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+    yield_to_window()  # indexing is background work (see ``system.background``)
     while True:
         job = jobs.get()
         try:
