@@ -68,6 +68,7 @@ class RowColumnLayout(QAbstractScrollArea):
         self._held_width = 100
         self._deferred = False  # a pass left rows on screen for the next one
         self._lazy = 0  # > 0 while what changes is laid out by the next pass, not this one
+        self._later = 0  # > 0 while even a short row's new widget is built by the next pass
         # The next pass's second step (see ``_next_pass``): a timer object, since a static
         # zero-delay single shot is a posted call, and posted calls go before every timer.
         self._pass_timer = QTimer(self)
@@ -211,7 +212,7 @@ class RowColumnLayout(QAbstractScrollArea):
             for row in visible:
                 if row.measured_width != width:
                     cost = getattr(row, "layout_cost", 0)
-                    if cost and budget <= 0:
+                    if budget <= 0 and (cost or (self._later and row._widget is None)):
                         deferred = True
                         continue
                     budget -= cost

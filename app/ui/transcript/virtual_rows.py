@@ -144,6 +144,12 @@ class VirtualRowArea(RowColumnLayout):
         caller's own block (rows that cost no layout still get theirs now)."""
         return _Lazy(self)
 
+    def later(self) -> _Lazy:
+        """``with area.later():`` as :meth:`lazy`, and a row that has no widget yet gets it
+        in the passes after even when it costs no layout: building a message's widget takes
+        2-6 ms, which the block that received the message (a core event) is not given."""
+        return _Lazy(self, new_rows=True)
+
     def row_at_top(self) -> Any | None:
         """The first row on screen."""
         self._update_tops()
@@ -185,12 +191,15 @@ class _Hold:
 
 
 class _Lazy:
-    def __init__(self, area: VirtualRowArea) -> None:
+    def __init__(self, area: VirtualRowArea, new_rows: bool = False) -> None:
         self.area = area
+        self.new_rows = int(new_rows)
 
     def __enter__(self) -> VirtualRowArea:
         self.area._lazy += 1
+        self.area._later += self.new_rows
         return self.area
 
     def __exit__(self, *exc: object) -> None:
         self.area._lazy -= 1
+        self.area._later -= self.new_rows

@@ -38,6 +38,13 @@ class TranscriptEvents(WaitingTranscript):
 
     # -- events -----------------------------------------------------------------------------
 
+    def handle_live_event(self, event: p.Event) -> None:
+        """Render one core event as it happens: a row it adds gets its widget in the layout
+        passes after (``later``), not in the block that delivers the event, which often also
+        holds the core's own work on the stream."""
+        with self.later():
+            self.handle_event(event)
+
     def handle_event(self, event: p.Event) -> None:
         """Render one core event (those that concern the transcript; others are ignored)."""
         if self._retry_wait is not None and event.type in _RETRY_OVER:
