@@ -180,6 +180,9 @@ async def _preloaded() -> None:
         thread = preload.started()
         if thread is not None:
             await asyncio.to_thread(thread.join, 30)
+            settled = getattr(preload, "settled", None)  # and the window's part, when it has one
+            if settled is not None:
+                await asyncio.to_thread(settled().wait, 30)
             return
         await asyncio.sleep(0.01)
 

@@ -40,6 +40,9 @@ class Preloader:
         self.then = then
         self.thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # Set once the window has also built what it builds ahead with the loaded modules
+        # (its first message widgets, on its own thread: :func:`settle`).
+        self.settled = threading.Event()
 
     def start(self, style: str) -> None:
         """Start loading (``style``: the code-highlighting style in use); a second call does
@@ -74,6 +77,16 @@ _PROCESS = Preloader()
 def start(style: str) -> None:
     """Start this process's preload (once; see the module docstring)."""
     _PROCESS.start(style)
+
+
+def settle() -> None:
+    """The window has built, with what was loaded, what it builds ahead (see ``Preloader``)."""
+    _PROCESS.settled.set()
+
+
+def settled() -> threading.Event:
+    """Set once the preload and the window's part of it are done."""
+    return _PROCESS.settled
 
 
 def started() -> threading.Thread | None:

@@ -51,6 +51,7 @@ class SessionView(QMainWindow):
     session_opened = Signal(str)
     # How long after a session is shown the first message's needs are prepared (once).
     PREPARE_AFTER_MS = 1000
+    LOADED_POLL_MS = 50
 
     # The window's parts this layer uses (set by MainWindow and WindowLayout).
     context: AppContext
@@ -140,6 +141,19 @@ class SessionView(QMainWindow):
             return
         preload.start(pygments_style_name())
         RichTextView.warm_up(self.transcript.viewport())
+        self._warm_rows_when_loaded()
+
+    def _warm_rows_when_loaded(self) -> None:
+        """Once the preload is done, the first message widgets are built (a poll every
+        ``LOADED_POLL_MS``: building them needs the Markdown modules it imports)."""
+        thread = preload.started()
+        if self._closing or thread is None:
+            return
+        if thread.is_alive():
+            QTimer.singleShot(self.LOADED_POLL_MS, self, self._warm_rows_when_loaded)
+            return
+        self.transcript.warm_up_rows()
+        preload.settle()
 
     def _show_config(self, config: CoreConfig) -> None:
         self.banner.setVisible(self.context.using_demo)

@@ -61,3 +61,31 @@ def test_the_window_starts_the_preload_once_its_first_session_is_shown(
     # The first message view of the process is built then too, not in the send's block.
     assert RichTextView._warmed
     assert window.transcript.message_rows("user") == []
+
+
+def test_once_the_modules_are_loaded_a_message_widget_of_each_role_is_built_ahead(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first message widgets of a process cost the most (the renderer, icons, first use
+    of their classes): they are built at idle once the preload is done, not when the first
+    message is shown; the preload is settled only then."""
+    from app.ui.transcript.view import row_host
+
+    loader = preload.Preloader((), then=lambda: None)
+    monkeypatch.setattr(preload, "_PROCESS", loader)
+    monkeypatch.setattr(row_host, "_ROWS_WARMED", False)
+    monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
+    built: list[str] = []
+    create = row_host.RowHostArea.create_row_widget
+
+    def counting(self: Any, row: Any) -> Any:
+        built.append(row.role)
+        return create(self, row)
+
+    monkeypatch.setattr(row_host.RowHostArea, "create_row_widget", counting)
+    window = make_window()
+    qtbot.waitUntil(loader.settled.is_set, timeout=10_000)
+    assert loader.thread is not None and not loader.thread.is_alive()
+    assert built == ["user", "assistant"]
+    assert window.transcript._renderer is not None  # the first message needs none built
+    assert window.transcript.rows == []  # nothing shown: built and dropped
