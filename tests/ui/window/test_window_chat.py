@@ -195,3 +195,40 @@ def test_the_final_text_arriving_again_is_not_rendered_again(
     final = log.events.index("agent_message")
     assert log.events[final - 1] == "item_completed"  # the final text arrived just before
     assert log.while_drawing(final) == 0  # its second arrival changed nothing
+
+
+def test_the_rows_a_live_event_adds_get_their_widgets_after_the_event_not_while_it_is_handled(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: Any
+) -> None:
+    """Building a message's widget takes milliseconds: the block that delivers a core event
+    (which often holds the core's own work on the stream too) is not given it; the layout
+    passes just after build the widgets, and the messages are on screen."""
+    from ..helpers import type_and_send, wait_idle
+
+    window = make_window()
+    transcript = window.transcript
+    handling: list[bool] = []
+    built: list[tuple[str, bool]] = []  # (the row's role or kind, built while an event was handled)
+    handle = transcript.handle_live_event
+    create = transcript.create_row_widget
+
+    def handle_live_event(event: Any) -> None:
+        handling.append(True)
+        try:
+            handle(event)
+        finally:
+            handling.pop()
+
+    def create_row_widget(row: Any) -> Any:
+        built.append((getattr(row, "role", type(row).__name__), bool(handling)))
+        return create(row)
+
+    monkeypatch.setattr(transcript, "handle_live_event", handle_live_event)
+    monkeypatch.setattr(transcript, "create_row_widget", create_row_widget)
+    server.enqueue(Reply(text="Here it is."))
+    type_and_send(qtbot, window, "Show me")
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: all(row._widget is not None and row._widget.isVisible()
+                                for row in transcript.message_rows()), timeout=5000)
+    assert ("user", False) in built and ("assistant", False) in built
+    assert not any(during for _, during in built)
