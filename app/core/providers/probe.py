@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -240,12 +241,28 @@ def tools_warning(info: ServerInfo, base_url: str) -> str | None:
     )
 
 
+# What a server said of a model, kept this long (seconds) for the sessions that follow: each
+# new conversation asked it again on its first turn (several requests, up to a timeout each
+# for a server that is not one of those asked). Test connection always asks afresh.
+PROBE_KEPT_S = 300.0
+_probed: dict[tuple[str, str], tuple[float, ServerInfo]] = {}
+_clock = time.monotonic  # (a test's own clock)
+
+
 async def local_tools_warning(config: CoreConfig) -> str | None:
     """For the session, once per conversation: the warning to show when the configured local
-    server (Chat Completions wire) drops tool definitions, else ``None``."""
+    server (Chat Completions wire) drops tool definitions, else ``None``. The server's answer
+    is kept for :data:`PROBE_KEPT_S` (per address and model)."""
     if config.wire_api != "chat":
         return None
-    info = await probe_server(
-        config.base_url, config.model, api_key=config.api_key.get_secret_value()
-    )
+    key = (config.base_url, config.model)
+    kept = _probed.get(key)
+    now = _clock()
+    if kept is not None and now - kept[0] < PROBE_KEPT_S:
+        info = kept[1]
+    else:
+        info = await probe_server(
+            config.base_url, config.model, api_key=config.api_key.get_secret_value()
+        )
+        _probed[key] = (now, info)
     return tools_warning(info, config.base_url)

@@ -142,3 +142,37 @@ async def test_no_probe_off_the_chat_wire(
         **values,  # type: ignore[arg-type]
     )
     assert await local_tools_warning(config) is None
+
+
+async def test_a_servers_answer_is_kept_for_the_next_sessions_for_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each new conversation's first turn asked the server again; its answer is kept per
+    address and model for ``PROBE_KEPT_S``, then asked for again."""
+    from app.core.providers import probe
+
+    asked: list[tuple[str, str]] = []
+    clock = [1000.0]
+
+    async def fake_probe(base_url: str, model: str, **_kw: object) -> ServerInfo:
+        asked.append((base_url, model))
+        return ServerInfo("llama.cpp", 4096, False)
+
+    monkeypatch.setattr(probe, "probe_server", fake_probe)
+    monkeypatch.setattr(probe, "_probed", {})
+    monkeypatch.setattr(probe, "_clock", lambda: clock[0])
+
+    def config(model: str) -> CoreConfig:
+        return CoreConfig(base_url="http://127.0.0.1:8080/v1", api_key=SecretStr("k"),
+                          data_dir=tmp_path, workspace=tmp_path, wire_api="chat", model=model)
+
+    first = await local_tools_warning(config("gemma"))
+    assert first is not None and "no tool support" in first
+    assert await local_tools_warning(config("gemma")) == first  # said again, not asked again
+    assert len(asked) == 1
+    await local_tools_warning(config("qwen"))  # another model: asked
+    assert len(asked) == 2
+    clock[0] += probe.PROBE_KEPT_S + 1
+    await local_tools_warning(config("gemma"))  # kept long enough: asked again
+    assert asked == [("http://127.0.0.1:8080/v1", "gemma"), ("http://127.0.0.1:8080/v1", "qwen"),
+                     ("http://127.0.0.1:8080/v1", "gemma")]
