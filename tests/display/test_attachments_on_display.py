@@ -64,8 +64,10 @@ def test_files_dragged_from_another_program_and_a_pasted_image_are_sent_with_the
         display.xdotool("windowmove", "--sync", probe.window, "0", "0")
 
         # A file manager's drag: pressed on the source, moved over Coco, released.
+        marker = tmp_path / "drag-source"
         source = subprocess.Popen(
-            [sys.executable, "-m", "tests.display.drag_source", str(notes), str(shot)],
+            [sys.executable, "-m", "tests.display.drag_source", str(marker), str(notes),
+             str(shot)],
             env=display.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         helpers.append(source)
@@ -74,9 +76,13 @@ def test_files_dragged_from_another_program_and_a_pasted_image_are_sent_with_the
                                     "--name", "Drag source", check=False).split()[:1],
             "the drag source's window",
         )[0]
+        wait_for(lambda: marker.exists(), "the drag source's window up")
         display.xdotool("windowmove", "--sync", source_window, "1060", "100")
         display.xdotool("mousemove", "--window", source_window, "100", "100")
         display.xdotool("mousedown", "1")
+        # The pointer moves once the drag has begun (a drag begun after it had moved on saw
+        # no motion over Coco, and nothing was dropped).
+        wait_for(lambda: marker.read_text(encoding="utf-8") == "dragging", "the drag begun")
         target = probe.ask("where transcript -")
         for step in range(1, 11):  # XDND follows the pointer's motion
             x = 1160 + (target[0] - 1160) * step // 10

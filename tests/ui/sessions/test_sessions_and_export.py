@@ -46,9 +46,11 @@ def test_session_list_resumes_a_session_and_searches_content(
 
     item = panel.list.item(panel.session_ids().index(first_id))
     rect = panel.list.visualItemRect(item)
-    qtbot.mouseClick(panel.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.waitUntil(lambda: window.session is not None and window.session.id == first_id,
-                    timeout=5000)
+    # Opened once the window says so (the session is the core's a moment before its rows
+    # are drawn: its long messages are looked for in a worker thread in between).
+    with qtbot.waitSignal(window.session_opened, timeout=5000):
+        qtbot.mouseClick(panel.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.session is not None and window.session.id == first_id
     texts = [(r.role, r.text) for r in window.transcript.message_rows()]
     assert texts == [("user", "tell me about apples"), ("assistant", "Apples are crunchy.")]
     # The resumed session goes on where it stopped.
