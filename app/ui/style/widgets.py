@@ -51,7 +51,9 @@ def tint(widget: QWidget, color: str) -> None:
     four (its tags, its status, its body) and took 3-3.5 ms to build, 1.8-2 ms without them,
     and the window builds one whenever a message comes on screen."""
     palette = widget.palette()
-    palette.setColor(QPalette.ColorRole.WindowText, QColor(color))
+    tone = QColor(color)
+    palette.setColor(QPalette.ColorRole.WindowText, tone)
+    palette.setColor(QPalette.ColorRole.Text, tone)  # what a selectable label draws with
     widget.setPalette(palette)
 
 

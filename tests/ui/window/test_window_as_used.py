@@ -78,6 +78,17 @@ def test_the_apps_own_notices_are_not_tagged_as_out_of_the_models_context(
     answer = window.transcript.message_rows("assistant")[0]
     assert not answer.in_context and answer.context_tag.isVisibleTo(answer.widget)
     assert not error.context_tag.isVisibleTo(error.widget)  # never was in the model's context
+    # An error reads in the error colour, a selectable label included (its text role).
+    from PySide6.QtGui import QPalette
+
+    from app.ui.style.theme import colors
+
+    label = error.widget.label
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text):
+        assert label.palette().color(role).name() == colors().error
+    assert answer.widget.status_label.palette().color(QPalette.ColorRole.WindowText).name() == (
+        colors().muted
+    )
 
 
 def test_a_draft_survives_quit_and_reopen(qtbot: Any, make_window: Any, server: Any) -> None:
