@@ -129,6 +129,9 @@ def settings(window: Any) -> dict[str, Any]:
     area = next(a for a in dialog.findChildren(QScrollArea) if a.widget().isAncestorOf(prompt))
     area.ensureWidgetVisible(prompt, 0, 200)
     QApplication.processEvents()
+    # Painted now: a plain-text box lays its paragraphs out as it paints them, and one turn
+    # of the loop did not always paint it on a loaded machine (no lines laid out yet).
+    prompt.viewport().repaint()
     document = prompt.document()
     first = document.firstBlock()
     return {
