@@ -129,11 +129,11 @@ def settings(window: Any) -> dict[str, Any]:
     area = next(a for a in dialog.findChildren(QScrollArea) if a.widget().isAncestorOf(prompt))
     area.ensureWidgetVisible(prompt, 0, 200)
     QApplication.processEvents()
-    # Painted now: a plain-text box lays its paragraphs out as it paints them, and one turn
-    # of the loop did not always paint it on a loaded machine (no lines laid out yet).
-    prompt.viewport().repaint()
     document = prompt.document()
     first = document.firstBlock()
+    # A plain-text box lays a paragraph out only when it is painted, and the first one is not
+    # when the box shows its end: asking for its rectangle lays it out at the box's width.
+    document.documentLayout().blockBoundingRect(first)
     return {
         "text": prompt.toPlainText(),
         "first_paragraph_lines": first.layout().lineCount() if first.layout() else 0,
