@@ -83,12 +83,8 @@ class SessionController(QObject):
         had_session = self.bridge is not None
         memory.fix_mmap_threshold()  # before any session's file is read
         from app.core import OpenProgress
-        from app.core.system.collector import collector_paused
 
-        # No automatic collection while the old session closes and its rows go either (its
-        # leftovers are collected young once, as the opening begins: ``memory.opening_session``);
-        # one could come at any moment there, before the opening's pause.
-        with collector_paused():
+        with memory.closing_session():
             await self.close()
             self.open_progress = OpenProgress() if session_id is not None else None
             self.session_changing.emit()

@@ -96,6 +96,17 @@ def session_replaced() -> None:
 
 
 @contextmanager
+def closing_session() -> Iterator[None]:
+    """``with closing_session():`` the open session is closed and its rows dropped, with no
+    automatic collection inside: one could run at any moment there, before the opening's pause
+    (:func:`opening_session`), which collects what the closed session left young once."""
+    from app.core.system.collector import collector_paused
+
+    with collector_paused():
+        yield
+
+
+@contextmanager
 def opening_session() -> Iterator[None]:
     """``with opening_session():`` a session is read and its rows built (see the module
     docstring). What a replaced session left young is collected first; inside, no automatic
