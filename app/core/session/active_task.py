@@ -33,7 +33,10 @@ class ActiveTask:
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
+        """A task holds the slot. A task that has just ended holds it until its done callback
+        has run: a turn submitted in between waits for the compaction the ended turn leads to,
+        rather than starting beside it and skipping it."""
+        return self._task is not None
 
     def start(self, coro: Coroutine[Any, Any, None], kind: TaskKind) -> None:
         self.kind = kind

@@ -112,3 +112,26 @@ async def test_only_a_turn_leads_to_a_compaction() -> None:
     await done.wait()
     await asyncio.sleep(0)
     assert asked == [] and not slot.busy
+
+
+async def test_the_slot_is_held_until_the_ended_turn_has_said_what_follows() -> None:
+    """Between a turn's last step and its done callback the slot is still busy, so a message
+    sent at that moment is queued behind the compaction the turn leads to (never run first)."""
+    order: list[str] = []
+
+    async def turn(op: p.UserTurn) -> None:
+        order.append(op.text)
+
+    async def compaction() -> None:
+        order.append("compaction")
+
+    due = [True]
+    slot = ActiveTask(turn, lambda: compaction() if due and due.pop() else None)
+    slot.start(turn(p.UserTurn(text="first")), "regular")
+    await asyncio.sleep(0)  # the turn ran to its end; its done callback is queued after us
+    assert order == ["first"]
+    assert slot.busy  # so the coordinator queues the next message
+    slot.queue(p.UserTurn(text="second"))
+    while slot.busy or len(order) < 3:
+        await asyncio.sleep(0)
+    assert order == ["first", "compaction", "second"]
