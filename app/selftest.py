@@ -130,6 +130,9 @@ async def _send(run: _Run, window: Any, text: str) -> None:
     run.sent.append(text)
     await _wait_until(run, lambda: window.busy, "the turn to start", 5.0)
     await _wait_until(run, lambda: not window.busy, "the reply")
+    # The window is idle between the reply's end and the compaction it may lead to; the core's
+    # slot is held until it has decided, and through that compaction.
+    await _wait_until(run, lambda: not window.session.busy, "a compaction after the reply")
     rows = window.transcript.message_rows("assistant")
     run.expect(len(rows) == replies + 1, f"expected a reply, found {len(rows) - replies}")
     run.expect(bool(rows[-1].text.strip()), "the reply is empty")
@@ -179,9 +182,7 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
 
     with run.check("automatic compaction (low auto-compact limit)"):
         for sent, text in enumerate(MESSAGES[2:2 + MAX_TURNS_FOR_AUTO], start=1):
-            await _send(run, window, text)
-            # A reply that leaves the context over the limit is compacted right after it.
-            await _wait_until(run, lambda: not window.busy, "a compaction after the reply")
+            await _send(run, window, text)  # (and the compaction right after it, if any)
             if any(c.get("trigger") == "auto" for c in _compactions(window.session.transcript())):
                 break
         else:
@@ -197,7 +198,14 @@ async def _scenario(run: _Run, window: Any, paths: AppPaths, log_file: Path | No
         rows = window.transcript.message_rows("user")
         run.expect([r.text for r in rows] == run.sent, "the window does not show every message")
         markers = window.transcript.compaction_rows()
-        run.expect(len(markers) == 2, f"expected 2 marker rows, found {len(markers)}")
+        done = _compactions(entries)
+        told = ", ".join(
+            f"{c.get('trigger')} {c.get('tokens_before')}→{c.get('tokens_after')}" for c in done
+        )
+        run.expect(len(markers) == len(done) == 2,
+                   f"expected 2 compactions with a marker row each, found {len(done)} "
+                   f"({told}) and {len(markers)} marker rows "
+                   f"({', '.join(m.state for m in markers)})")
         run.expect(all(m.state == "done" for m in markers), "a marker is not finished")
         above = window.transcript.rows[: window.transcript.rows.index(markers[-1])]
         # Above the last marker only the user messages the history still holds verbatim
