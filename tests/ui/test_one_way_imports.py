@@ -10,7 +10,8 @@ import pytest
 
 # Each group's modules, in the order the imports run: a module may import the ones after it.
 LAYERED = [
-    "app.ui.transcript.row_widgets", "app.ui.transcript.row_widget_base", "app.ui.transcript.message_rows", "app.ui.transcript.row_models", "app.ui.richtext.markdown_document", "app.ui.richtext.markdown",
+    "app.ui.transcript.row_widgets", "app.ui.transcript.expandable_widgets",
+    "app.ui.transcript.row_widget_base", "app.ui.transcript.message_rows", "app.ui.transcript.row_models", "app.ui.richtext.markdown_document", "app.ui.richtext.markdown",
     "app.ui.style.widgets", "app.ui.text.long_text", "app.ui.text.markdown_blocks",
 ]
 RECALL = [
@@ -43,7 +44,7 @@ def test_the_row_models_know_no_widget(graph: grimp.ImportGraph) -> None:
     imported = graph.find_modules_directly_imported_by("app.ui.transcript.row_models")
     assert not {
         "app.ui.transcript.row_widgets", "app.ui.transcript.row_widget_base",
-        "app.ui.transcript.compaction_marker",
+        "app.ui.transcript.expandable_widgets", "app.ui.transcript.compaction_marker",
     } & imported
     assert graph.chain_exists(importer="app.ui.transcript.row_widgets", imported="app.ui.transcript.row_models")
 

@@ -33,6 +33,8 @@ EXPORT_VERSION = 1
 
 Entry = Mapping[str, Any]
 NOTE_LABELS = {"error": "Error", "warning": "Warning", "background": "Note"}
+# Where a recorded tool output keeps the images it returned (stored files, like attachments).
+TOOL_IMAGES_KEY = "coco_images"
 
 EXPORT_NAME_LIMIT = 60  # characters before the extension
 _WINDOWS_RESERVED = frozenset(
@@ -90,14 +92,22 @@ def attachments_folder(path: Path) -> Path:
     return path.with_name(path.stem + ".files")
 
 
+def _files_shown(event: p.Event) -> list[dict[str, Any]]:
+    """The stored files an event shows: a sent message's attachments, a tool's images."""
+    if not isinstance(event, p.ItemCompleted):
+        return []
+    key = {"user_message": "attachments", "function_call_output": "images"}.get(event.item.kind)
+    shown = event.item.data.get(key) if key else None
+    return [s for s in shown if isinstance(s, dict)] if isinstance(shown, list) else []
+
+
 def copy_attachments(events: Iterable[p.Event], folder: Path) -> int:
-    """Copy the attachment files the conversation holds into ``folder`` (each once; a missing
-    one is left out, the export says so); how many were copied."""
+    """Copy the files the conversation holds (attachments, and images tools returned) into
+    ``folder`` (each once; a missing one is left out, the export says so); how many were
+    copied."""
     copied = 0
     for event in events:
-        if not isinstance(event, p.ItemCompleted) or event.item.kind != "user_message":
-            continue
-        for shown in event.item.data.get("attachments") or []:
+        for shown in _files_shown(event):
             source = Path(str(shown.get("path") or ""))
             target = folder / source.name
             if shown.get("missing") or not source.is_file() or target.exists():
@@ -108,24 +118,39 @@ def copy_attachments(events: Iterable[p.Event], folder: Path) -> int:
     return copied
 
 
-def _with_copies(entry: dict[str, Any], files: str, copied: frozenset[str]) -> dict[str, Any]:
-    """An entry whose attachments say where the export's copy of each is (or that it is
-    missing); the same entry when it has none."""
-    item = entry.get("item")
-    content = item.get("content") if isinstance(item, dict) else None
-    if not files or not isinstance(item, dict) or not isinstance(content, list) or not any(
-        isinstance(part, dict) and part.get("type") == "coco_attachment" for part in content
-    ):
-        return entry
-    parts: list[Any] = []
-    for part in content:
-        if isinstance(part, dict) and part.get("type") == "coco_attachment":
+def _is_stored_file(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") == "coco_attachment"
+
+
+def _copy_said(parts: list[Any], files: str, copied: frozenset[str]) -> list[Any] | None:
+    """``parts`` with each stored file saying where the export's copy is (or that it is
+    missing); None when they hold no stored file."""
+    if not any(_is_stored_file(part) for part in parts):
+        return None
+    said: list[Any] = []
+    for part in parts:
+        if _is_stored_file(part):
             name = str(part.get("file") or "")
             part = {**part, "export_path": f"{files}/{name}"} if name in copied else {
                 **part, "missing": True
             }
-        parts.append(part)
-    return {**entry, "item": {**item, "content": parts}}
+        said.append(part)
+    return said
+
+
+def _with_copies(entry: dict[str, Any], files: str, copied: frozenset[str]) -> dict[str, Any]:
+    """An entry whose stored files (a message's attachments in its content, a tool output's
+    images beside it) say where the export's copy of each is, or that it is missing; the same
+    entry when it has none."""
+    item = entry.get("item")
+    if not files or not isinstance(item, dict):
+        return entry
+    changed: dict[str, Any] = {}
+    for key in ("content", TOOL_IMAGES_KEY):
+        parts = item.get(key)
+        if isinstance(parts, list) and (said := _copy_said(parts, files, copied)) is not None:
+            changed[key] = said
+    return {**entry, "item": {**item, **changed}} if changed else entry
 
 
 def _attachment_markdown(shown: dict[str, object], files: str) -> str:
@@ -160,7 +185,9 @@ def _item_markdown(item: p.TurnItem, files: str = "") -> str | None:
     if item.kind == "function_call_output":
         output = data.get("output", "")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        return f"**Tool output**\n\n{_fence(text)}"
+        images = [_attachment_markdown(a, files) for a in data.get("images") or []]
+        listed = "\n\n" + "\n".join(images) if images else ""
+        return f"**Tool output**\n\n{_fence(text)}{listed}"
     if item.kind == "reasoning":
         text = str(data.get("summary", ""))
         return f"_Reasoning:_\n\n{_quote(text)}" if text.strip() else None

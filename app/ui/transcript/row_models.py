@@ -16,6 +16,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .attachments.sizes import strip_height
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QToolButton
 
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
 
 NOT_IN_CONTEXT = "not in the model's context"
 MAX_TOOL_TEXT = 20_000  # characters of tool arguments/output shown before cutting
+TOOL_IMAGES_INDENT = 26  # a tool's images line up with its details, under its title
+_NO_IMAGES: list[dict[str, Any]] = []  # shared by every tool row without images (most)
 
 
 class RowHost(Protocol):
@@ -234,9 +238,10 @@ class ExpandableRow(TranscriptRow):
 
 
 class ToolRow(ExpandableRow):
-    """A tool call: name and a short argument line; expands to arguments and output."""
+    """A tool call: name and a short argument line; expands to arguments and output. The
+    images its output returned show under the header, expanded or not."""
 
-    __slots__ = ("arguments", "call_id", "name", "output", "stopped")
+    __slots__ = ("arguments", "attachments", "call_id", "name", "output", "stopped")
     pinnable = True  # its output, once it has one (carried with its call)
 
     def __init__(self, host: RowHost, call_id: str, name: str, arguments: str) -> None:
@@ -246,6 +251,19 @@ class ToolRow(ExpandableRow):
         self.arguments = arguments
         self.output: str | None = None
         self.stopped = False
+        # The images the output returned, as the core's event shows them (name, size, path,
+        # missing): thumbnails the way a message shows its attachments.
+        self.attachments: list[dict[str, Any]] = _NO_IMAGES
+
+    @property
+    def images(self) -> Any:
+        """Where its thumbnails are decoded and kept (the transcript's ``ImageLoader``)."""
+        return self._host.images
+
+    def set_attachments(self, images: list[dict[str, Any]]) -> None:
+        if images != self.attachments:
+            self.attachments = list(images)
+            self._changed()
 
     def set_arguments(self, arguments: str) -> None:
         self.arguments = arguments
@@ -276,10 +294,11 @@ class ToolRow(ExpandableRow):
         return self.widget.output_label  # type: ignore[no-any-return]
 
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
+        images = strip_height(self.attachments, width - TOOL_IMAGES_INDENT)
         if not self.expanded:
-            return metrics.line_height + 16
+            return metrics.line_height + 16 + images
         text = self.arguments + (self.output or "")
-        return 60 + text_lines(text[:MAX_TOOL_TEXT * 2], width - 40, metrics) * (
+        return 60 + images + text_lines(text[:MAX_TOOL_TEXT * 2], width - 40, metrics) * (
             metrics.line_height
         )
 

@@ -1,7 +1,8 @@
-"""A sent message's attachments under its text: a thumbnail per image and a chip per file
-(name and size), flowed in lines; a click opens the image at full size or the file's text.
-A stored file that is gone shows as missing. Drawn from the event only (``attachments`` of a
-user message: name, kind, size, dimensions, path, missing), live and on resume alike.
+"""A sent message's attachments under its text (and the images a tool returned, under the tool's
+title): a thumbnail per image and a chip per file (name and size), flowed in lines; a click
+opens the image at full size or the file's text. A stored file that is gone shows as missing.
+Drawn from the event only (``attachments`` of a user message, ``images`` of a tool output:
+name, kind, size, dimensions, path, missing), live and on resume alike.
 
 Thumbnails are decoded in a worker (``thumbnails.ImageLoader``), only for rows on screen (a
 row's widget exists only then), and cached; each box has its final size from the start, so
@@ -10,7 +11,7 @@ nothing moves when the picture arrives."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QMouseEvent, QPixmap
@@ -22,9 +23,6 @@ from ...style.theme import colors
 from ...text.file_sizes import size_words
 from .sizes import SPACING, THUMB_HEIGHT, THUMB_MAX_WIDTH, is_image, thumb_size
 from .thumbnails import ImageLoader
-
-if TYPE_CHECKING:
-    from ..message_rows import MessageRow
 
 MISSING_TIP = "The stored copy of this file is gone (moved, deleted or damaged)."
 
@@ -174,7 +172,7 @@ class AttachmentStrip(QWidget):
             "border-radius: 10px; padding: 2px 8px; }"
             f"QToolButton#missingChip {{ border-color: {c.error}; }}"
         )
-        layout = FlowLayout(self)
+        self.flow = layout = FlowLayout(self)
         self.thumbnails: list[Thumbnail] = []
         self.chips: list[FileChip] = []
         self.viewer: QWidget | None = None  # the last viewer opened
@@ -213,11 +211,21 @@ class AttachmentStrip(QWidget):
         event.ignore()  # a click between the chips is the row's
 
 
+class ShowsAttachments(Protocol):
+    """A row that shows attachments: a sent message's, or the images a tool returned."""
+
+    attachments: list[dict[str, Any]]
+
+    @property
+    def images(self) -> ImageLoader: ...
+
+
 def sync_strip(
-    owner: QWidget, layout: QVBoxLayout, body: QWidget, row: MessageRow
+    owner: QWidget, layout: QVBoxLayout, at: int, row: ShowsAttachments, indent: int = 0
 ) -> AttachmentStrip | None:
-    """The strip a message row's widget shows under its text for ``row.attachments``: the one
-    it has when they are unchanged, else a new one in its place (None when there are none)."""
+    """The strip a row's widget shows for ``row.attachments``, at index ``at`` of ``layout``
+    (``indent`` pixels in from the left): the one it has when they are unchanged, else a new
+    one in its place (None when there are none)."""
     current = owner.findChild(AttachmentStrip, "", Qt.FindChildOption.FindDirectChildrenOnly)
     if current is not None and current.attachments is row.attachments:
         return current
@@ -227,5 +235,10 @@ def sync_strip(
     if not row.attachments:
         return None
     strip = AttachmentStrip(row.attachments, row.images, owner)
-    layout.insertWidget(layout.indexOf(body) + 1, strip)
+    if indent:
+        strip.flow.setContentsMargins(indent, 4, 0, 0)
+    layout.insertWidget(at, strip)
+    # Shown now, not when the layout gets to it: a row already on screen (a tool's images
+    # arrive after its call) is measured again at once, with the strip's height in it.
+    strip.show()
     return strip

@@ -163,6 +163,8 @@ class TranscriptEvents(WaitingTranscript):
 
                 output = json.dumps(output)
             self.set_tool_output(call_id, output)
+            if data.get("images"):  # thumbnails under the tool's title
+                self._tools[call_id].set_attachments(data["images"])
             if data.get("pinned"):
                 self._tools[call_id].set_pinned(str(data["pinned"]))
         elif item.kind == "reasoning":
