@@ -5,20 +5,19 @@ is the window's thread: for a long history (a few thousand items, a megabyte or 
 ms at every request, in one block. Here the body is written with orjson (``fastjson.dumps``:
 milliseconds) and handed to the client as bytes; the client still sends it as it sends any
 request (the key, its headers, timeouts, its exceptions for an HTTP error), and the stream
-comes back as the SDK's ``AsyncStream`` over the raw response, as a typed call gives it. A
-body holding images (megabytes of data URLs) is written in a worker thread, a step an image
-(``request_body``), so the window's thread is never held by it.
+comes back as the SDK's ``AsyncStream`` over the raw response, as a typed call gives it. The
+body is written in steps with the event loop handed over between them, and an item holding
+images (megabytes of data URLs) in a worker thread (``request_body``), so the window's thread
+is never held by it.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from openai import AsyncOpenAI, AsyncStream, RequestOptions
 
-from ..system.fastjson import dumps
-from .request_body import encode_body, has_big_strings
+from .request_body import encode_request
 
 
 async def stream_post(
@@ -28,10 +27,7 @@ async def stream_post(
     options: RequestOptions = {}
     if extra_headers:
         options["headers"] = extra_headers
-    if has_big_strings(body):
-        content = await asyncio.to_thread(encode_body, body)
-    else:
-        content = dumps(body)
+    content = await encode_request(body)  # in steps: the window draws meanwhile
     return await client.post(
         path, cast_to=object, content=content, options=options, stream=True,
         stream_cls=AsyncStream[Any],

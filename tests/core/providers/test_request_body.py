@@ -1,5 +1,6 @@
-"""A request body holding images is serialized in short steps, byte for byte as the SDK would
-serialize it, and sent so against the scripted server."""
+"""A request body is serialized in short steps, byte for byte as the SDK would serialize it:
+a long history item by item with the event loop handed over between steps, an item holding
+images in a worker thread; and sent so against the scripted server."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from openai._utils._json import openapi_dumps
 
 from app.core import Session, ops
-from app.core.providers.request_body import BIG_STRING, encode_body, has_big_strings
+from app.core.providers import request_body
+from app.core.providers.request_body import (
+    BIG_STRING,
+    STEP_ITEMS,
+    encode_body,
+    encode_request,
+    has_big_strings,
+)
+from app.core.system.fastjson import dumps
 from app.demo import Reply
 from tests.conftest import run
 
@@ -42,6 +51,49 @@ def test_a_big_string_that_needs_escaping_is_escaped() -> None:
     assert not has_big_strings({"input": ["y" * BIG_STRING * 2]})  # not a data URL
 
 
+def _history(turns: int) -> list[dict[str, object]]:
+    return [
+        {"role": "user" if n % 2 else "assistant", "content": [
+            {"type": "input_text", "text": f"turn {n}: héllo \"quoted\" \\ \ue000\n" * (n % 7)}
+        ]}
+        for n in range(turns)
+    ]
+
+
+async def test_a_long_body_is_written_as_one_write_would_write_it() -> None:
+    body = {
+        "model": "m", "stream": True, "temperature": 0.5, "tools": [],
+        "input": [*_history(3 * STEP_ITEMS), {"role": "user", "content": [
+            {"type": "input_image", "image_url": _url(200_000)},
+        ]}],
+        "text": {"verbosity": "low"}, "store": False,
+    }
+    encoded = await encode_request(body)
+    assert encoded == dumps(body) == openapi_dumps(body)
+    assert await encode_request({}) == b"{}"
+    assert await encode_request({"input": []}) == b'{"input":[]}'
+
+
+async def test_a_long_body_hands_the_loop_over_while_it_is_written() -> None:
+    import asyncio
+
+    turns: list[int] = []
+    body = {"model": "m", "input": _history(10 * STEP_ITEMS)}
+
+    async def window() -> None:  # what the window's timers do between two steps
+        while True:
+            turns.append(len(turns))
+            await asyncio.sleep(0)
+
+    beside = asyncio.create_task(window())
+    await asyncio.sleep(0)
+    started = len(turns)
+    await encode_request(body)
+    during = len(turns) - started
+    beside.cancel()
+    assert during >= 9  # a turn of the loop at least every STEP_ITEMS items
+
+
 @pytest.mark.parametrize("wire", ["responses", "chat"])
 async def test_an_image_of_a_megabyte_reaches_the_server_intact(
     server, make_config, tmp_path: Path, monkeypatch, wire
@@ -50,15 +102,13 @@ async def test_an_image_of_a_megabyte_reaches_the_server_intact(
 
     from PIL import Image
 
-    from app.core.providers import stream_post
-
     threads: list[str] = []
 
     def spied(body: object) -> bytes:
         threads.append(threading.current_thread().name)
         return encode_body(body)
 
-    monkeypatch.setattr(stream_post, "encode_body", spied)
+    monkeypatch.setattr(request_body, "encode_body", spied)
     shot = tmp_path / "noise.png"
     Image.frombytes("RGB", (700, 700), os.urandom(700 * 700 * 3)).save(shot)
     server.enqueue(Reply(text="Seen."), endpoint=wire)
