@@ -4,6 +4,9 @@ junk one is not installed (the earlier one stays, if any)."""
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
+
 from ... import protocol as p
 from ...items import Item, message_text
 from ..budget import CompactionBudget
@@ -72,15 +75,20 @@ async def run_local(
             summary = previous if not summary else f"{previous}\n\n{summary}"
     count, context_tokens = run.kept_counting(budget, context)
     summary_tokens = count(summary_text(summary))
-    rebuilt = build_compacted_history(
-        history,
-        summary,
-        initial_context=context,
-        budget=budget.kept_budget(summary_tokens, context_tokens),
-        room=budget.history_room,
-        count=count,
-        notes_budget=run.notes_budget(budget),
-        read_notes=run.read_notes,
+    # In a worker thread: for a long history (notes read from thousands of messages, kept
+    # messages counted) it is 50-100 ms of work, which held the window's thread in one block.
+    rebuilt = await asyncio.to_thread(
+        partial(
+            build_compacted_history,
+            history,
+            summary,
+            initial_context=context,
+            budget=budget.kept_budget(summary_tokens, context_tokens),
+            room=budget.history_room,
+            count=count,
+            notes_budget=run.notes_budget(budget),
+            read_notes=run.read_notes,
+        )
     )
     shrunk = rebuilt.shrunk
     return PathResult(
