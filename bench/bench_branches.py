@@ -94,10 +94,15 @@ def _window_blocks(data_dir: Path, session_id: str) -> dict[str, Any]:
     """The window's longest block while an edit at the first, middle and last turn, and the
     switch back, are drawn (the session opened in the window as a click in the list does)."""
     from app.core import ops
-    from app.demo import ModelServer, Reply
+    from bench._server_proc import ServerProcess
     from bench._ui import StallProbe, close_window, make_context, make_window, run_on_qt
 
-    with ModelServer(mode="scripted") as server:
+    # The model's server in a process of its own, as a real one is: in this one, its reading
+    # of a 5 000-turn request (one C call) held the interpreter from the window for 40-50 ms.
+    answer = data_dir.parent / "answer.txt"
+    answer.write_text("An answer on the new branch.", encoding="utf-8")
+    # An answer a turn, and one a compaction's summary (an edit at the end goes over the limit).
+    with ServerProcess(answer, copies=12, chunk_size=8) as server:
         context = make_context(data_dir.parent, server.url)
 
         async def scenario() -> dict[str, Any]:
@@ -124,7 +129,6 @@ def _window_blocks(data_dir: Path, session_id: str) -> dict[str, Any]:
                 return probe.longest_ms()
 
             for where, index in (("first", 0), ("middle", len(nodes) // 2), ("last", -1)):
-                server.enqueue(Reply(text=f"edited at the {where} turn"))
                 turn_id = nodes[index].turn_id
                 blocks[f"edit_{where}"] = await drawn_after(
                     ops.EditTurn(turn_id=turn_id, text=f"edited {where}", carry_summary=False)
