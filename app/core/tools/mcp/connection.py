@@ -19,6 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
 
 from ...mcp_config import McpServerSpec
+from ...preload import import_modules
 from ..calls import ToolResult
 from .results import result_text
 from .stderr_tail import StderrTail
@@ -27,6 +28,8 @@ from .stdio_transport import stdio_transport
 log = logging.getLogger(__name__)
 
 State = Literal["starting", "ready", "failed", "stopped"]
+# What the SDK imports to check a result against a tool's output schema.
+SCHEMA_MODULES = ("jsonschema", "referencing.exceptions")
 # Pauses before a failed server is started again: 1 s, 2 s, 4 s… up to a minute.
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
@@ -103,6 +106,10 @@ class McpConnection:
                 self._failures = 0
                 self._set("ready", "")
                 self._ready.set()
+                if any(t.output_schema for t in self.tools):
+                    # The SDK checks such a tool's result with jsonschema, imported at its
+                    # first call: 80-90 ms on the window's thread. Imported here, off it.
+                    await asyncio.to_thread(import_modules, SCHEMA_MODULES)
                 await self._done.wait()
         except asyncio.CancelledError:
             raise
