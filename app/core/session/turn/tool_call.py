@@ -3,6 +3,7 @@ can hold, and added to the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 # A tool output is never cut below this many tokens, however small the window.
 TOOL_OUTPUT_FLOOR = 256
+FIT_OFF_THREAD_CHARS = 200_000  # an output this long is fitted in a worker thread
 
 
 class ToolCalls:
@@ -62,7 +64,7 @@ class ToolCalls:
         if cap is None or not certainly_over(result.output, cap):
             await self._counter.precount([result.output])  # a long output: counted off-thread
         whole, images = await self._images(str(call.get("name", "")), result)
-        output = self.fit(whole)
+        output = await self.fitted(whole)
         item = self._output_item(call_id, output, images)
         if output is not whole:  # cut: the whole is kept for the user and recall
             self._items.append_cut_output(
@@ -96,6 +98,17 @@ class ToolCalls:
         (half the target), so one large output never leaves a conversation that cannot fit."""
         room = self._compactor.budget().history_room
         return None if room is None else max(TOOL_OUTPUT_FLOOR, room // 2)
+
+    async def fitted(self, output: str) -> str:
+        """:meth:`fit`, in a worker thread for a long output: counting the head and tail it
+        keeps took 20 ms of the window's thread for a 10 MB output."""
+        if len(output) < FIT_OFF_THREAD_CHARS:
+            return self.fit(output)
+        cap = self.cap()
+        if cap is None:
+            return output
+        fitted = await asyncio.to_thread(fit_output, output, cap, self._counter.count)
+        return output if fitted == output else fitted
 
     def fit(self, output: str) -> str:
         """``output`` cut to its share, head and tail kept around a note that says how much

@@ -97,3 +97,25 @@ def test_an_output_is_never_cut_below_the_floor_nor_without_a_window() -> None:
     cut = tiny.fit(text)
     assert cut != text
     assert TOOL_OUTPUT_FLOOR // 2 < counter.count(cut) <= TOOL_OUTPUT_FLOOR, counter.count(cut)
+
+
+async def test_a_long_output_is_fitted_in_a_worker_with_the_same_result(monkeypatch) -> None:
+    import threading
+
+    from app.core.session.turn import tool_call
+
+    big = "a line of a long log, with words in it\n" * 6000  # over FIT_OFF_THREAD_CHARS
+    assert len(big) >= tool_call.FIT_OFF_THREAD_CHARS
+    threads: list[str] = []
+    fit_output = tool_call.fit_output
+
+    def spied(*args: object) -> str:
+        threads.append(threading.current_thread().name)
+        return fit_output(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tool_call, "fit_output", spied)
+    calls, items, _events = tool_calls(big, room=4000)
+    await calls.run("t1", function_call("read_file", "{}", "c1"))
+    assert threads and threads[0] != threading.main_thread().name
+    assert items.appended[0][0]["output"] == calls.fit(big) != big  # as fitted on the thread
+    assert items.wholes[0]["output"] == big
