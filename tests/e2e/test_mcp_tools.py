@@ -19,6 +19,7 @@ from app.core.mcp_config import parse_server
 from app.demo import Reply, ToolCall
 from tests.conftest import collect, of_type, run
 from tests.e2e.mcp_sessions import (  # noqa: F401 - the fixture
+    OPENED,
     mcp_sessions_closed,
     open_ready,
     outputs,
@@ -267,3 +268,16 @@ async def test_a_tools_image_is_described_to_a_model_that_does_not_take_them(
     assert "[The tool returned an image: mcp__faulty__picture-image-1.png, PNG image 24x16" \
         in picture and "This model does not take images" in picture, picture
     await session.close()
+
+
+async def test_a_message_sent_while_a_server_starts_is_offered_its_tools(
+    server, make_config, tmp_path
+):
+    session = await Session.open(make_config(mcp_servers=(faulty(tmp_path),)))
+    OPENED.append(session)
+    # Sent at once: the server's process is still starting (Python and the SDK loading).
+    assert [s.state for s in session._mcp.statuses()] == ["starting"]
+    server.enqueue(Reply(text="Hello."))
+    await run(session, ops.UserTurn(text="hi"), timeout=30)
+    names = [t.get("name") for t in server.requests_to("responses")[0].body["tools"]]
+    assert "mcp__faulty__echo" in names and "recall" in names

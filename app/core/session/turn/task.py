@@ -29,6 +29,9 @@ from .items import TurnItems
 from .loop import SamplingLoop
 from .tool_call import ToolCalls
 
+# How long a turn waits for MCP servers still starting before it goes on without them.
+MCP_START_GRACE_S = 5.0
+
 if TYPE_CHECKING:
     from ...compaction.runner import Compactor
     from ...config import CoreConfig
@@ -172,6 +175,7 @@ class UserTurnTask:
             if not retry:
                 await self._compact_before_turn(turn_id, previous_model, *before)
             await files.preload(self._history.raw_items())  # images read off the window's thread
+            await self._servers_started()
             last_message = await self._loop.run(turn_id, op.text, attempt_box)
         except asyncio.CancelledError:
             status = "aborted"
@@ -200,6 +204,18 @@ class UserTurnTask:
                 turn_id=turn_id, kind="regular", status=status, last_agent_message=last_message
             )
         )
+
+    async def _servers_started(self) -> None:
+        """A message sent while MCP servers are still starting (the first seconds of a session)
+        waits for them a moment, so their tools are offered in this turn; a slow one is left
+        behind after :data:`MCP_START_GRACE_S` (its tools come in a later turn)."""
+        mcp = self._tools().mcp
+        if mcp is None:
+            return
+        try:
+            await asyncio.wait_for(mcp.wait_started(), MCP_START_GRACE_S)
+        except TimeoutError:
+            pass
 
     def message_fits(self, turn_id: str, op: p.UserTurn, message: Item) -> bool:
         """Refuse, before anything is sent or stored, a message that cannot fit the window even
