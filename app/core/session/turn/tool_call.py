@@ -104,17 +104,17 @@ class ToolCalls:
         keeps took 20 ms of the window's thread for a 10 MB output."""
         if len(output) < FIT_OFF_THREAD_CHARS:
             return self.fit(output)
-        cap = self.cap()
-        if cap is None:
-            return output
-        fitted = await asyncio.to_thread(fit_output, output, cap, self._counter.count)
-        return output if fitted == output else fitted
+        return await asyncio.to_thread(_fit, output, self.cap(), self._counter.count)
 
     def fit(self, output: str) -> str:
         """``output`` cut to its share, head and tail kept around a note that says how much
         was left out and that recall reads the rest; the same object when it fits."""
-        cap = self.cap()
-        if cap is None:
-            return output
-        fitted = fit_output(output, cap, self._counter.count)
-        return output if fitted == output else fitted
+        return _fit(output, self.cap(), self._counter.count)
+
+
+def _fit(output: str, cap: int | None, count: Callable[[str], int]) -> str:
+    """``output`` cut to ``cap`` tokens (None: never cut); the same object when it fits."""
+    if cap is None:
+        return output
+    fitted = fit_output(output, cap, count)
+    return output if fitted == output else fitted
