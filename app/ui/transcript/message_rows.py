@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from app.core.protocol import TurnBranches
 
     from ..style.widgets import RichTextView
-    from .attachments.thumbnails import ImageLoader
     from .row_layout import TextMetrics
 
 _NO_CUTS: list[Cut] = []  # shared by every message row without parts (never changed)
@@ -205,11 +204,6 @@ class MessageRow(TranscriptRow):
     def estimate_height(self, width: int, metrics: TextMetrics) -> int:
         lines = text_lines(self.head_source, width - 24, metrics) + (3 if self.editing else 0)
         return 40 + lines * metrics.line_height + strip_height(self.attachments, width)
-
-    @property
-    def images(self) -> ImageLoader:
-        """Where its thumbnails are decoded and kept (one for the whole transcript)."""
-        return self._host.images  # type: ignore[no-any-return]
 
     def set_attachments(self, attachments: list[dict[str, Any]]) -> None:
         """Show these attachments under the message (the core's event says what they are)."""

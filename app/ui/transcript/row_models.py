@@ -145,6 +145,12 @@ class TranscriptRow:
         return self._host.widget_for(self)
 
     @property
+    def images(self) -> Any:
+        """Where a row's thumbnails (a message's attachments, a tool's images) are decoded and
+        kept: the transcript's one ``ImageLoader``."""
+        return self._host.images
+
+    @property
     def context_tag(self) -> QLabel:
         return self.widget.context_tag  # type: ignore[no-any-return]
 
@@ -254,11 +260,6 @@ class ToolRow(ExpandableRow):
         # The images the output returned, as the core's event shows them (name, size, path,
         # missing): thumbnails the way a message shows its attachments.
         self.attachments: list[dict[str, Any]] = _NO_IMAGES
-
-    @property
-    def images(self) -> Any:
-        """Where its thumbnails are decoded and kept (the transcript's ``ImageLoader``)."""
-        return self._host.images
 
     def set_attachments(self, images: list[dict[str, Any]]) -> None:
         if images != self.attachments:
