@@ -2,7 +2,8 @@
 
 Sending the first message of a process froze the window for 0.16-0.19 s: showing it imported
 the Markdown renderer (Markdown, Pygments and Coco's renderer: about 0.14 s), the slash
-commands, the code-highlighting style and the ops, and sending it loaded the provider, the
+commands, the code-highlighting style and the ops (and the first code block compiled its
+language's lexer: about 20 ms for Python), and sending it loaded the provider, the
 SDK's request classes and the HTTP stack (``app.core.preload``). A second after the first
 session is shown and painted, :func:`start` runs those imports in one daemon thread, while the
 user reads and types; a message sent before they are done waits only for the import under way. It
@@ -28,7 +29,8 @@ def _core_first_request() -> None:
 
 
 class Preloader:
-    """Loads ``modules``, a Pygments style and then runs ``then`` (what the core's first
+    """Loads ``modules`` and a Pygments style, runs the ``prepare`` given to :meth:`start`
+    (the window's: the common code lexers compiled) and then ``then`` (what the core's first
     request needs), in one daemon thread started by the first :meth:`start`."""
 
     def __init__(
@@ -44,18 +46,18 @@ class Preloader:
         # (its first message widgets, on its own thread: :func:`settle`).
         self.settled = threading.Event()
 
-    def start(self, style: str) -> None:
-        """Start loading (``style``: the code-highlighting style in use); a second call does
-        nothing."""
+    def start(self, style: str, prepare: Callable[[], None] | None = None) -> None:
+        """Start loading (``style``: the code-highlighting style in use; ``prepare``, what to
+        build ahead once the modules are loaded); a second call does nothing."""
         with self._lock:
             if self.thread is not None:
                 return
             self.thread = threading.Thread(
-                target=self._load, args=(style,), name="preload", daemon=True
+                target=self._load, args=(style, prepare), name="preload", daemon=True
             )
         self.thread.start()
 
-    def _load(self, style: str) -> None:
+    def _load(self, style: str, prepare: Callable[[], None] | None) -> None:
         from app.core.preload import import_modules
 
         import_modules(self.modules)
@@ -68,15 +70,20 @@ class Preloader:
                 "Could not load the code style %s ahead of the first message", style,
                 exc_info=True,
             )
+        if prepare is not None:
+            try:
+                prepare()
+            except Exception:
+                log.warning("Could not prepare ahead of the first message", exc_info=True)
         self.then()
 
 
 _PROCESS = Preloader()
 
 
-def start(style: str) -> None:
+def start(style: str, prepare: Callable[[], None] | None = None) -> None:
     """Start this process's preload (once; see the module docstring)."""
-    _PROCESS.start(style)
+    _PROCESS.start(style, prepare)
 
 
 def settle() -> None:

@@ -45,6 +45,14 @@ if TYPE_CHECKING:
 COMPACT_TIP = "Summarise the conversation now to free context (Ctrl+K)"
 
 
+def _prepare_code_lexers() -> None:
+    """The preload's window part in its worker thread: the common code languages' lexers
+    compiled, which the first code block in each paid in the block that drew it."""
+    from ..richtext.markdown import prepare_lexers
+
+    prepare_lexers()
+
+
 class SessionView(QMainWindow):
     """The window's view of its open session (see the module docstring)."""
 
@@ -139,7 +147,7 @@ class SessionView(QMainWindow):
         click) would share the interpreter with 0.2 s of imports."""
         if self._closing:
             return
-        preload.start(pygments_style_name())
+        preload.start(pygments_style_name(), _prepare_code_lexers)
         RichTextView.warm_up(self.transcript.viewport())
         self._warm_rows_when_loaded()
 

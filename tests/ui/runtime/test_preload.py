@@ -52,7 +52,7 @@ def test_the_window_starts_the_preload_once_its_first_session_is_shown(
     qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     styles: list[str] = []
-    monkeypatch.setattr(preload, "start", styles.append)
+    monkeypatch.setattr(preload, "start", lambda style, prepare=None: styles.append(style))
     monkeypatch.setattr(RichTextView, "_warmed", False)  # as in a process that built none
     monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
     window = make_window()
@@ -89,3 +89,47 @@ def test_once_the_modules_are_loaded_a_message_widget_of_each_role_is_built_ahea
     assert built == ["user", "assistant"]
     assert window.transcript._renderer is not None  # the first message needs none built
     assert window.transcript.rows == []  # nothing shown: built and dropped
+
+
+def test_the_preload_compiles_the_common_code_lexers_in_its_worker_thread(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first code block in Python (and the other common languages) does not compile its
+    lexer in the block that draws it: the window's preload has made that lexer already, in
+    the preload's thread."""
+    from app.ui.richtext import markdown
+
+    made: list[tuple[str, threading.Thread]] = []
+    named = markdown._named_lexer
+
+    def spy(lang: str) -> Any:
+        made.append((lang, threading.current_thread()))
+        return named(lang)
+
+    monkeypatch.setattr(markdown, "_named_lexer", spy)
+    loader = preload.Preloader((), then=lambda: None)
+    monkeypatch.setattr(preload, "_PROCESS", loader)
+    monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
+    make_window()
+    qtbot.waitUntil(loader.settled.is_set, timeout=10_000)
+
+    assert {lang for lang, _ in made} == set(markdown.COMMON_LANGUAGES)
+    assert "python" in markdown.COMMON_LANGUAGES
+    assert all(thread is loader.thread for _, thread in made)
+    # And the lexer it made is the one a code block gets: rules compiled, cached by name.
+    lexer = named("python")
+    assert type(lexer).__name__ == "PythonLexer" and "_tokens" in type(lexer).__dict__
+
+
+def test_a_preparation_that_fails_does_not_stop_the_core_part(caplog: Any) -> None:
+    after: list[bool] = []
+
+    def broken() -> None:
+        raise RuntimeError("no lexers today")
+
+    loader = preload.Preloader((), then=lambda: after.append(True))
+    loader.start("default", broken)
+    assert loader.thread is not None
+    loader.thread.join(30)
+    assert after == [True]
+    assert "no lexers today" in caplog.text
