@@ -167,21 +167,26 @@ async def test_a_request_larger_than_the_window_is_a_context_overflow(
     assert "exceeds the available context size" in info.value.message
 
 
-async def test_automatic_compaction_over_twenty_turns_on_a_4096_window(
+async def test_automatic_compaction_on_a_4096_window_and_two_turns_after_it(
     llama: Callable[..., LlamaServer], real_config: Callable[..., CoreConfig]
 ) -> None:
     server = llama()
     config = real_config(server, auto_compact_token_limit=4096 * 90 // 100)
     session = await Session.open(config)
     compactions: list[Any] = []
+    answered_after = 0  # turns answered after the first compaction's
     try:
         for index in range(20):
             events = await turn(session, f"Question {index}: tell me about the number {index}.")
             assert completed(events), (index, errors(events))
+            answered_after += bool(compactions)
             compactions += of_type(events, "context_compacted")
+            if answered_after == 2:  # the conversation went on over the compacted history
+                break
     finally:
         await session.close()
     assert compactions, "twenty 256-token replies overflow 4096 tokens: something compacted"
+    assert answered_after == 2, "two turns answered over the compacted history"
     for compacted in compactions:
         assert compacted.summary.strip()
         assert not compacted.summary_cut_short  # room for the summary was kept in the window
