@@ -4,8 +4,8 @@ Figure: ``Session.open(config, session_id=...)`` until its first event, against 
 every line of the same file (the parsed lines kept in a list, as a resume must keep them), in the
 same fresh interpreter; peak memory of a second fresh interpreter that only resumes. When the
 window exists (``app.ui``), the figure becomes the time from the call to the first paint of the
-window showing that session (a third fresh interpreter, whose peak RSS is then the memory
-figure); the core-only figures stay beside it.
+window showing that session (the median of three fresh interpreters, the highest of whose peak
+RSS is then the memory figure); the core-only figures stay beside it.
 
 Targets: resume ≤ 2× the reference (the core alone, to its first event, ≤ 1×) and ≤ 2 s; peak
 memory ≤ 400 MB.
@@ -42,6 +42,9 @@ from bench._common import (
 FULL_TURNS = 5000
 USER_TOKENS = 55
 ANSWER_TOKENS = 410  # with a tool call every 10th turn: ≈ 500 tokens a turn, 2.5 M in all
+# The window's figure is the median of this many fresh interpreters (the reference's is the
+# median of five runs): one run, as before, was 1.8-2.8x on the same code and machine.
+PAINT_RUNS = 3
 
 
 def make_rollout(data_dir: Path, scale: float) -> Any:
@@ -127,6 +130,16 @@ def _worker_paint(data_dir: Path, session_id: str) -> dict[str, Any]:
     return resume_to_first_paint(data_dir, session_id)
 
 
+def _median_paint(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median time to first paint (each in a fresh interpreter, a first open
+    of the process), with every run's time and the highest peak memory of them."""
+    ordered = sorted(runs, key=lambda run: run["paint_s"])
+    median = dict(ordered[len(ordered) // 2])
+    median["paint_runs_s"] = [run["paint_s"] for run in runs]
+    median["peak_mb"] = max(run["peak_mb"] for run in runs)
+    return median
+
+
 def ui_available() -> bool:
     """True when ``app.ui`` has a main window the benchmarks know how to build."""
     try:
@@ -153,9 +166,12 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         paint_error: str | None = None
         if ui_available():
             try:
-                paint = run_worker(
-                    "bench.bench_resume", "--worker", "paint", str(data_dir), stats.session_id
-                )
+                paint = _median_paint([
+                    run_worker(
+                        "bench.bench_resume", "--worker", "paint", str(data_dir), stats.session_id
+                    )
+                    for _ in range(PAINT_RUNS)
+                ])
             except Exception as exc:  # noqa: BLE001 - report, do not hide the core figures
                 paint_error = str(exc).splitlines()[0][:300]
     resume_s = timing["resume_s"]
@@ -193,6 +209,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
     if paint:
         extra.update({f"ui_{k}": (round(v, 4) if isinstance(v, float) else v)
                       for k, v in paint.items()})
+        extra["ui_paint_runs_s"] = [round(x, 4) for x in paint["paint_runs_s"]]
     elif paint_error:
         extra["ui_error"] = paint_error
     else:
