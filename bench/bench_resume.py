@@ -170,7 +170,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
                     run_worker(
                         "bench.bench_resume", "--worker", "paint", str(data_dir), stats.session_id
                     )
-                    for _ in range(PAINT_RUNS)
+                    for _ in range(PAINT_RUNS if scale >= 0.5 else 1)
                 ])
             except Exception as exc:  # noqa: BLE001 - report, do not hide the core figures
                 paint_error = str(exc).splitlines()[0][:300]
