@@ -21,8 +21,14 @@ def type_and_send(qtbot: Any, window: Any, text: str) -> None:
 
 
 def wait_idle(qtbot: Any, window: Any, timeout: int = 10_000) -> None:
-    """Wait until no turn runs (the reply or compaction has finished)."""
-    qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+    """Wait until no turn runs (the reply or compaction has finished): the window idle, and
+    the core's slot free too. A compaction a reply leads to starts after the turn's task has
+    ended, when the window may already show the session idle; the core holds its slot until it
+    has decided on that compaction."""
+    qtbot.waitUntil(
+        lambda: not window.busy and (window.session is None or not window.session.busy),
+        timeout=timeout,
+    )
 
 
 def saved_session_ending_with(
