@@ -1,9 +1,10 @@
-"""The scripted model server in its own process, so it never competes for the GIL with the
-process being measured.
+"""The model server in its own process, so it never competes for the GIL with the process
+being measured.
 
 ``python -m bench._server_proc TEXT_FILE COPIES CHUNK_SIZE`` queues ``COPIES`` replies whose text
-is the file's content, streamed ``CHUNK_SIZE`` characters per delta as fast as possible, prints
-``URL <base_url>`` and serves until its stdin closes.
+is the file's content, streamed ``CHUNK_SIZE`` characters per delta as fast as possible;
+``python -m bench._server_proc --demo WINDOW`` serves the demo model with a context window of
+``WINDOW`` tokens. Either prints ``URL <base_url>`` and serves until its stdin closes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ class ServerProcess:
         self.args = [str(text_file), str(copies), str(chunk_size)]
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
+
+    @classmethod
+    def demo(cls, window: int) -> ServerProcess:
+        """The demo model, refusing requests over ``window`` tokens as llama.cpp does."""
+        server = cls(Path(), 0)
+        server.args = ["--demo", str(window)]
+        return server
 
     def __enter__(self) -> Self:
         from bench._common import REPO
@@ -72,5 +80,19 @@ def _serve(text_file: str, copies: int, chunk_size: int) -> None:
         server.stop()
 
 
+def _serve_demo(window: int) -> None:
+    from app.demo import ModelServer
+
+    server = ModelServer(mode="demo", context_window=window).start()
+    print(f"URL {server.url}", flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    if sys.argv[1] == "--demo":
+        _serve_demo(int(sys.argv[2]))
+    else:
+        _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
