@@ -5,8 +5,9 @@ compaction summaries of a few short conversations, sent as the local path sends 
 instructions, the history, the compaction prompt with its length line, no tools), some of them
 holding an earlier summary message or a carried-notes block, as a conversation does after its
 first compaction. Each raw answer is written to a JSON file with the conversation it came from,
-to be labelled by hand ("junk" or "good") and kept as test data beside
-``tests/core/compaction/data/good_summaries.json``.
+to be labelled by hand and kept as test data beside
+``tests/core/compaction/data/good_summaries.json``: ``gemma_summaries.json`` holds the 30 answers
+of 2026-11-28 (26 loops, 2 with the compaction prompt given back, 2 copies of the conversation).
 
     .venv/bin/python -m bench.llama_summaries OUT.json [--url http://127.0.0.1:PORT/v1]
 """

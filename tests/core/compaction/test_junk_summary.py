@@ -2,7 +2,8 @@
 (``data/good_summaries.json``: handoff and checkpoint, short and long, tables, code, lists of
 facts, other languages) are never rejected; the small model's kinds of junk (one sentence
 looped, Coco's wrapper, the instructions or the prompt given back) are caught. Real Gemma 3
-270M answers are collected with ``bench/llama_summaries.py`` to join this corpus."""
+270M answers (``data/gemma_summaries.json``, collected with ``bench/llama_summaries.py`` from
+the shared llama.cpp server and labelled by hand) are judged as labelled."""
 
 from __future__ import annotations
 
@@ -48,6 +49,31 @@ JUNK = {
     "template echo": SOURCES[2],
     "wrapper echo": summary_prefix() + "\n" + summary_prefix(),
 }
+
+
+# Every answer Gemma 3 270M gave the compaction prompt on the shared llama-server (4 096-token
+# window, temperature 0, 256 tokens at most): 15 conversations, plain, after a first summary and
+# with carried notes, asked for a handoff note and for a checkpoint.
+GEMMA = corpus("gemma_summaries.json")
+AS_LABELLED = {"loop": "repetition", "echo": "echo", "copy": None}
+
+
+def test_the_real_model_corpus_holds_each_case_asked() -> None:
+    assert len(GEMMA) == 30
+    assert {entry["label"] for entry in GEMMA} == set(AS_LABELLED)
+    assert all(entry["stop"] == "length" for entry in GEMMA)  # every answer ran to the limit
+
+
+@pytest.mark.parametrize("entry", GEMMA, ids=[e["case"] for e in GEMMA])
+def test_each_real_small_model_answer_is_judged_as_labelled(entry: dict[str, Any]) -> None:
+    """A loop is repetition, the prompt given back an echo. The conversation given back word
+    for word (stray tokens between its messages) is not a summary, but it is let through on
+    purpose: it holds the conversation's own facts, and a good summary that quotes what the
+    user said must never be rejected for it."""
+    style = entry["case"].split("/")[1]
+    prompt = build_prompt(None, style, None, words=179)
+    checked = check_summary(entry["summary"], sources=(INSTRUCTIONS, prompt))
+    assert checked.junk == AS_LABELLED[entry["label"]]
 
 
 def test_the_good_corpus_is_varied() -> None:
