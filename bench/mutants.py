@@ -123,6 +123,9 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
     "app/core/compaction/counting.py": (
         "tests/core/compaction/test_counting.py", "tests/e2e/test_compaction_room.py",
     ),
+    "app/core/compaction/summary_edit.py": (
+        "tests/core/compaction/", "tests/e2e/test_summary_edit.py",
+    ),
     "app/core/tokens/calibration.py": (
         "tests/core/tokens/test_calibration.py", "tests/core/session/test_usage_meter.py",
     ),
