@@ -16,8 +16,11 @@ import pytest
 from app.core.compaction.junk_summary import (
     check_summary,
     echoed_share,
+    junk_words,
     repeated_share,
+    retry_note,
     strip_wrapper,
+    wrapper_texts,
 )
 from app.core.compaction.notes.block import NOTES_INTRO
 from app.core.compaction.prompts import build_prompt, summary_prefix
@@ -118,3 +121,69 @@ def test_the_prompt_given_back_is_an_echo() -> None:
     prompt = SOURCES[1]
     assert check_summary(prompt, sources=SOURCES).junk == "echo"
     assert check_summary(INSTRUCTIONS + " " + prompt[:400], sources=SOURCES).junk == "echo"
+
+
+def test_each_kind_of_junk_is_said_in_its_own_words() -> None:
+    assert junk_words("empty") == "it only repeated Coco's own wrapper text"
+    assert junk_words("repetition") == "it mostly repeated itself"
+    assert junk_words("echo") == "it mostly repeated the instructions"
+
+
+def test_the_retry_tells_the_model_what_was_wrong_in_its_own_terms() -> None:
+    ask = (
+        "). Write the summary itself now, in your own words: say what happened in this "
+        "conversation, once, without repeating any sentence or these instructions."
+    )
+    assert retry_note("empty") == (
+        "\n\nYour previous answer was not a summary (it only repeated the wrapper text" + ask
+    )
+    assert retry_note("echo") == (
+        "\n\nYour previous answer was not a summary (it mostly repeated the instructions" + ask
+    )
+
+
+def test_shares_count_every_gram_to_the_last_word() -> None:
+    assert repeated_share("x y z x y z") == 0.25  # xyz yzx zxy xyz: one of four repeats
+    sources = ["alpha beta gamma delta epsilon"]
+    assert echoed_share("one alpha beta gamma delta epsilon", sources) == 0.5
+
+
+def test_a_text_too_short_for_a_gram_shares_nothing() -> None:
+    assert repeated_share("too short") == 0.0
+    assert echoed_share("four words at most", ["four words at most"]) == 0.0
+
+
+def test_eight_words_are_judged_and_seven_are_not() -> None:
+    assert check_summary("a b a b a b a b").junk == "repetition"
+    assert check_summary("a b a b a b a").junk is None
+
+
+def test_half_the_trigrams_repeated_is_already_repetition() -> None:
+    text = "a b c a b c a b"  # abc bca cab abc bca cab: three of six repeat
+    assert repeated_share(text) == 0.5
+    assert check_summary(text).junk == "repetition"
+
+
+def test_half_the_five_grams_copied_is_already_an_echo_and_the_text_is_kept() -> None:
+    source = "alpha beta gamma delta epsilon zeta eta"
+    text = "alpha beta gamma delta epsilon zeta eta one two three"
+    assert repeated_share(text) == 0.0
+    assert echoed_share(text, [source]) == 0.5
+    checked = check_summary(text, sources=[source])
+    assert checked.junk == "echo" and checked.text == text
+
+
+def test_the_wrappers_labels_are_stripped_on_their_own_and_blank_runs_closed() -> None:
+    assert summary_prefix().startswith("[Coco context summary] ")
+    assert "[Coco context summary]" in wrapper_texts()
+    assert strip_wrapper("[Coco context summary]\nThe user wants a CSV reader.") == (
+        "The user wants a CSV reader."
+    )
+    assert strip_wrapper("First point.\n\n\n\nSecond point.") == "First point.\n\nSecond point."
+
+
+def test_the_wrapper_texts_come_longest_first() -> None:
+    """A whole wrapper is stripped before its own sentences and labels, which it contains."""
+    lengths = [len(text) for text in wrapper_texts()]
+    assert lengths == sorted(lengths, reverse=True)
+    assert wrapper_texts()[0] == max(summary_prefix(), NOTES_INTRO, key=len)
