@@ -15,6 +15,7 @@ from app.core.compaction.prompts import summary_text
 from app.core.compaction.room_check import freed
 from app.core.compaction.summary_edit import BUSY, SUMMARY_EDIT_RECORD, SummaryEdits
 from app.core.conversation.history import ContextHistory
+from app.core.conversation.transcript import Transcript
 from app.core.items import message_text, user_message
 from app.core.tokens.counter import TokenCounter
 
@@ -25,31 +26,25 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-class Transcript:
-    """The two lookups the edits use, over compaction entries as the transcript holds them."""
-
-    def __init__(self, *entries: dict[str, Any]) -> None:
-        self.entries = list(entries)
-
-    def compaction_entry(self, item_id: str) -> dict[str, Any] | None:
-        return next((e for e in reversed(self.entries) if e["item_id"] == item_id), None)
-
-    def latest_compaction_entry(self) -> dict[str, Any] | None:
-        return next((e for e in reversed(self.entries) if not e.get("undone")), None)
-
-
 class Edits:
-    def __init__(self, entry: dict[str, Any], summary: str = OLD) -> None:
-        self.entry = entry
+    """Summary edits over a real history and transcript holding compaction ``fields``."""
+
+    def __init__(self, fields: dict[str, Any], summary: str = OLD) -> None:
         self.history = ContextHistory(TokenCounter("gpt-4o", allow_download=False))
         for text in ("earlier", summary_text(summary), "a later question"):
             self.history.append(user_message(text))
+        self.transcript = Transcript()
+        marker = {key: value for key, value in fields.items() if key != "undone"}
+        self.transcript.add_compaction(p.CompactionMarker(**marker))
+        if fields.get("undone"):
+            self.transcript.mark_undone(fields["item_id"])
+        self.entry = self.transcript.compaction_entry(fields["item_id"]) or {}
         self.events: list[p.Event] = []
         self.records: list[tuple[str, dict[str, Any]]] = []
         self.rewritten: list[tuple[bool, bool]] = []
         self.edits = SummaryEdits(
             history=self.history,
-            transcript=Transcript(entry),  # type: ignore[arg-type]
+            transcript=self.transcript,
             record=lambda kind, payload: self.records.append((kind, payload)),
             emit=self.events.append,
             unchanged=lambda: True,
@@ -70,8 +65,8 @@ class Edits:
 
 
 def entry(**figures: Any) -> dict[str, Any]:
-    return {"kind": "compaction", "item_id": "cmp_1", "strategy": "local", "summary": OLD,
-            **figures}
+    """A local compaction's marker fields (``undone``: the compaction was undone)."""
+    return {"item_id": "cmp_1", "strategy": "local", "summary": OLD, **figures}
 
 
 def test_a_busy_session_refuses_the_edit_as_an_invalid_op_and_records_nothing() -> None:
@@ -154,7 +149,7 @@ def test_what_the_compaction_left_never_goes_below_nothing() -> None:
 
 
 def test_a_marker_without_figures_counts_from_nothing() -> None:
-    """An entry from before the figures were kept: the edit's change alone, nothing freed."""
+    """A marker with no figures (none were kept): the edit's change alone, nothing freed."""
     edits = Edits(entry())
     edits.edit(OLD + " plus three more")
     assert edits.entry["tokens_after"] == 3
@@ -211,8 +206,7 @@ def test_each_refusal_in_its_own_words(change: dict[str, Any], words_said: str) 
 
 def test_only_the_latest_compactions_summary_can_be_edited() -> None:
     edits = Edits(entry())
-    later = {**entry(), "item_id": "cmp_2"}
-    edits.edits._transcript.entries.append(later)  # type: ignore[attr-defined]
+    edits.transcript.add_compaction(p.CompactionMarker(item_id="cmp_2", summary=OLD))
     assert edits.edits.refusal("cmp_1") == (
         "A later compaction replaced this summary: only the latest compaction's summary is in "
         "the model's view, so only it can be edited."
