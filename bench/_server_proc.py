@@ -19,17 +19,11 @@ from typing import Self
 class ServerProcess:
     """Context manager around the server subprocess; ``url`` once started."""
 
+    proc: subprocess.Popen[str] | None = None
+    url = ""
+
     def __init__(self, text_file: Path, copies: int, chunk_size: int = 4) -> None:
         self.args = [str(text_file), str(copies), str(chunk_size)]
-        self.proc: subprocess.Popen[str] | None = None
-        self.url = ""
-
-    @classmethod
-    def demo(cls, window: int) -> ServerProcess:
-        """The demo model, refusing requests over ``window`` tokens as llama.cpp does."""
-        server = cls(Path(), 0)
-        server.args = ["--demo", str(window)]
-        return server
 
     def __enter__(self) -> Self:
         from bench._common import REPO
@@ -64,6 +58,14 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class DemoServerProcess(ServerProcess):
+    """The demo model in its own process, refusing requests over ``window`` tokens as
+    llama.cpp does."""
+
+    def __init__(self, window: int) -> None:
+        self.args = ["--demo", str(window)]
 
 
 def _serve(text_file: str, copies: int, chunk_size: int) -> None:

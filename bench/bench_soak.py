@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import Target, TextMaker, core_config, main, result, temp_dir, warm_counter
-from bench._server_proc import ServerProcess
+from bench._server_proc import DemoServerProcess
 
 WINDOWS = (4_096, 8_192, 16_000, 32_000, 128_000)
 MIXES = ("chat", "paste", "tools")
@@ -72,7 +72,7 @@ async def _soak_case(window: int, mix: str, turns: int, data_dir: Path) -> dict[
     workspace = _workspace(data_dir, maker, rng) if mix == "tools" else None
     # The demo model in a process of its own, as a real server is: in this one it took turns
     # at the interpreter with the core (the soak took a tenth longer).
-    with ServerProcess.demo(window) as server:
+    with DemoServerProcess(window) as server:
         config = core_config(
             server.url, data_dir / "data", model="coco-demo", context_window=window,
             workspace=workspace,
