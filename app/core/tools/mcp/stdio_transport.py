@@ -3,8 +3,9 @@ reader replaced. The SDK's reader joins what it buffered to each new chunk and s
 again, so a line of n bytes costs n²/64 KB of copying on the event loop (a 10 MB result took 4-7
 s and froze the window in 20-40 ms blocks; a 100 MB one, minutes). Here a line's chunks are kept
 as they come and joined once, and a long line is parsed in a worker thread (orjson, then the
-SDK's own message types), so the loop only ever waits for one chunk. The process is started,
-fed and stopped (its whole tree, with the SDK's grace periods) by the SDK's own functions."""
+SDK's own message types; a huge one a piece at a time, see ``system.json_pieces``), so the
+loop only ever waits for one chunk. The process is started, fed and stopped (its whole tree,
+with the SDK's grace periods) by the SDK's own functions."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ...system import fastjson
+from ...system.json_pieces import loads_in_pieces
 
 log = logging.getLogger(__name__)
 
 # Lines longer than this are parsed in a worker thread rather than on the event loop.
 THREAD_PARSE_BYTES = 256 * 1024
+# Lines longer than this have their long strings decoded in pieces: one call parsing 20 MB held
+# the interpreter, and with it the window's thread, for 28 ms.
+PIECES_PARSE_BYTES = 1024 * 1024
 _WRITER_FLUSH_TIMEOUT = 0.5
 
 
@@ -35,7 +40,7 @@ def parse_line(line: bytes | bytearray, errors: str = "replace") -> SessionMessa
     """One line of the server's stdout as a JSON-RPC message, or why it is not one (a value:
     the session hears of it and goes on)."""
     try:
-        value = fastjson.loads(line)
+        value = loads_in_pieces(line) if len(line) > PIECES_PARSE_BYTES else fastjson.loads(line)
     except ValueError:
         try:  # not UTF-8 (orjson takes nothing else): decoded as the server's entry says
             value = fastjson.loads(line.decode("utf-8", errors))

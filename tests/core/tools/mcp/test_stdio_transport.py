@@ -9,11 +9,18 @@ import sys
 from pathlib import Path
 
 import mcp_types as types
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.shared.message import SessionMessage
 
+from app.core.system.json_pieces import loads_in_pieces
 from app.core.tools.mcp.stderr_tail import StderrTail
-from app.core.tools.mcp.stdio_transport import THREAD_PARSE_BYTES, LineReader, parse_line
+from app.core.tools.mcp.stdio_transport import (
+    PIECES_PARSE_BYTES,
+    THREAD_PARSE_BYTES,
+    LineReader,
+    parse_line,
+)
 
 FAULT_SERVER = Path(__file__).with_name("fault_server.py")
 
@@ -51,6 +58,32 @@ def test_bytes_that_are_not_utf8_are_replaced_when_the_entry_says_so() -> None:
     assert isinstance(message, SessionMessage), message
     assert message.message.params["data"] == "caf\ufffd"
     assert isinstance(parse_line(raw, "strict"), ValueError)
+
+
+def test_a_huge_line_is_parsed_in_pieces_to_the_same_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import app.core.tools.mcp.stdio_transport as transport
+
+    text = "caf\u00e9 \\ \"quoted\" line\n" * (PIECES_PARSE_BYTES // 20)
+    raw = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {
+        "content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}})
+    line = raw.encode()
+    pieced: list[int] = []
+    monkeypatch.setattr(transport, "loads_in_pieces",
+                        lambda data: pieced.append(len(data)) or loads_in_pieces(data))
+    message = parse_line(line)
+    assert pieced == [len(line)]
+    assert isinstance(message, SessionMessage)
+    assert message.message.result["content"][0]["text"] == text
+    assert message.message.result["structuredContent"]["result"] == text
+    assert isinstance(parse_line(line[:PIECES_PARSE_BYTES]), ValueError)  # cut short
+    # Not UTF-8: replaced as the entry says, as for a short line.
+    bad = line.replace(b"caf\\u00e9", b"caf\xe9", 1)
+    replaced = parse_line(bad, "replace")
+    assert isinstance(replaced, SessionMessage)
+    assert replaced.message.result["content"][0]["text"].startswith("caf\ufffd \\ ")
+    assert isinstance(parse_line(bad, "strict"), ValueError)
 
 
 async def test_a_real_server_answers_through_it_a_long_line_included() -> None:
