@@ -63,6 +63,21 @@ class SessionRecord:
 
     def record(self, kind: str, payload: dict[str, Any]) -> None:
         """Append one record; raises ``RolloutWriteError`` (in words) or ``ReadOnlySession``."""
+        self._opened().append(kind, payload)
+        self._tree.note(kind, payload)
+
+    async def record_in_worker(self, kind: str, payload: dict[str, Any]) -> None:
+        """:meth:`record`, the line encoded and written in a worker thread (megabytes: a cut
+        tool output's whole). The tree is told there too, once the line is written and before
+        any other record, so it keeps the file's order (no other record is made meanwhile:
+        one that is waits for this one)."""
+        await self._opened().append_in_worker(
+            kind, payload, then=lambda: self._tree.note(kind, payload)
+        )
+
+    def _opened(self) -> RolloutWriter:
+        """The rollout's writer, opened (and the session's meta record written) at the first
+        record. Raises as :meth:`record` does."""
         if self.read_only is not None:
             raise ReadOnlySession(self.read_only)
         if self.writer is None:
@@ -80,8 +95,7 @@ class SessionRecord:
                 meta = self.meta()
                 self.writer.append("session_meta", meta)
                 self._tree.note("session_meta", meta)
-        self.writer.append(kind, payload)
-        self._tree.note(kind, payload)
+        return self.writer
 
     def meta(self) -> dict[str, Any]:
         from app import __version__

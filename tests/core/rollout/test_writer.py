@@ -3,10 +3,13 @@ listener once written, and failures named in words."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import errno
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +99,94 @@ def test_copies_keep_their_time_and_id_and_go_in_whole_or_not_at_all(
             writer.append_copies(copies)
         monkeypatch.undo()
         assert path.stat().st_size == size  # the half that was written is taken back
+
+
+class _GatedExecutor(concurrent.futures.ThreadPoolExecutor):
+    """A worker pool whose jobs wait until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.gate = threading.Event()
+        self.threads: list[int] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        def gated() -> Any:
+            self.gate.wait()
+            self.threads.append(threading.get_ident())
+            return fn(*args, **kwargs)
+
+        return super().submit(gated)
+
+
+async def _gated() -> _GatedExecutor:
+    executor = _GatedExecutor()
+    asyncio.get_running_loop().set_default_executor(executor)
+    return executor
+
+
+async def test_a_record_written_in_a_worker_keeps_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    executor = await _gated()
+    heard: list[tuple[str, int]] = []
+    with RolloutWriter(path) as writer:
+        writer.on_append = lambda kind, _stamp, payload: heard.append(
+            (payload["n"], threading.get_ident())
+        )
+        told: list[int] = []
+        big = asyncio.ensure_future(writer.append_in_worker(
+            "tool_output", {"n": 1, "text": "x" * 100_000},
+            then=lambda: told.append(len(path.read_bytes().splitlines())),
+        ))
+        await asyncio.sleep(0)  # its first step: the place taken, the job handed over
+        assert not big.done() and path.read_bytes() == b""  # the worker has not run yet
+        # Its place is taken: no other append can go first.
+        taken = not writer._lock.acquire(blocking=False)
+        if not taken:
+            writer._lock.release()
+        assert taken
+        later = threading.Thread(target=writer.append, args=("event", {"n": 2}))
+        later.start()
+        executor.gate.set()
+        await big
+        later.join()
+    records = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert [r["payload"]["n"] for r in records] == [1, 2]
+    assert told == [1]  # ``then`` ran once the line was written, before the next record
+    assert heard[0] == (1, executor.threads[0]) != threading.get_ident()  # in the worker
+
+
+async def test_a_cancelled_caller_still_gets_its_record_written(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    executor = await _gated()
+    with RolloutWriter(path) as writer:
+        big = asyncio.ensure_future(writer.append_in_worker("tool_output", {"n": 1}))
+        await asyncio.sleep(0)
+        big.cancel()
+        await asyncio.sleep(0)
+        assert not big.done()  # it waits for its write
+        executor.gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await big
+        writer.append("event", {"n": 2})  # the lock was given back
+    assert [json.loads(line)["payload"]["n"] for line in path.read_bytes().splitlines()] == [
+        1, 2
+    ]
+
+
+async def test_a_record_that_fails_in_the_worker_raises_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    told: list[int] = []
+    with RolloutWriter(path) as writer:
+        with pytest.raises(TypeError):
+            await writer.append_in_worker("event", {"n": object()}, then=lambda: told.append(1))
+        os.close(writer.fileno())  # the descriptor gone: the write itself fails
+        try:
+            with pytest.raises(RolloutWriteError):
+                await writer.append_in_worker("event", {"n": 1}, then=lambda: told.append(1))
+        finally:
+            writer._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        writer.append("event", {"n": 2})  # the lock was given back each time
+    assert told == []
+    assert [json.loads(line)["payload"]["n"] for line in path.read_bytes().splitlines()] == [2]

@@ -3,7 +3,7 @@ and taken out of the model's view again when the turn is withdrawn."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import protocol as p
@@ -23,6 +23,7 @@ class TurnItems:
         self,
         *,
         record: Callable[[str, dict[str, Any]], None],
+        record_in_worker: Callable[[str, dict[str, Any]], Awaitable[None]],
         history: ContextHistory,
         transcript: Transcript,
         compactor: Compactor,
@@ -30,6 +31,7 @@ class TurnItems:
         emit: Callable[[p.Event], None],
     ) -> None:
         self._record = record
+        self._record_in_worker = record_in_worker
         self._history = history
         self._transcript = transcript
         self._compactor = compactor
@@ -53,10 +55,11 @@ class TurnItems:
         self.added.append(item)
         self._transcript.add_item(item, turn_id, interrupted=interrupted)
 
-    def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
+    async def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
         """A tool output cut to fit: its whole is saved first (``tool_output``, indexed for
-        recall and shown in the transcript), then the cut item goes where ``append`` puts it."""
-        self._record("tool_output", {"item": whole, "turn_id": turn_id})
+        recall and shown in the transcript; megabytes, written in a worker thread), then the
+        cut item goes where ``append`` puts it."""
+        await self._record_in_worker("tool_output", {"item": whole, "turn_id": turn_id})
         payload: dict[str, Any] = {"item": item, "turn_id": turn_id}
         self._record("response_item", payload)
         self._history.append(item)

@@ -90,8 +90,8 @@ class UserTurnTask:
         self._retry = retry
         self._requests = requests
         self._items = items = TurnItems(
-            record=store.record, history=history, transcript=transcript, compactor=compactor,
-            meter=meter, emit=emit,
+            record=store.record, record_in_worker=store.record_in_worker, history=history,
+            transcript=transcript, compactor=compactor, meter=meter, emit=emit,
         )
         self._loop = SamplingLoop(
             config=config, provider=provider, history=history, counter=counter,

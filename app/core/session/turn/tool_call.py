@@ -67,7 +67,7 @@ class ToolCalls:
         output = await self.fitted(whole)
         item = self._output_item(call_id, output, images)
         if output is not whole:  # cut: the whole is kept for the user and recall
-            self._items.append_cut_output(
+            await self._items.append_cut_output(
                 item, self._output_item(call_id, whole, images), turn_id
             )
         else:

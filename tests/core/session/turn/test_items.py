@@ -11,7 +11,7 @@ from app.core import protocol as p
 from app.core.compaction.undo import UndoState
 from app.core.conversation.history import ContextHistory
 from app.core.conversation.transcript import Transcript
-from app.core.items import assistant_message, user_message
+from app.core.items import assistant_message, function_call_output, user_message
 from app.core.session.turn.items import TurnItems
 from app.core.sessions.record import ReadOnlySession
 from app.core.tokens.counter import TokenCounter
@@ -43,6 +43,7 @@ class Parts:
         self.compactor = Compactor()
         self.meter = Meter()
         self.records: list[tuple[str, dict[str, Any]]] = []
+        self.in_worker: list[str] = []  # the kinds written off the event loop
         self.events: list[p.Event] = []
 
         def record(kind: str, payload: dict[str, Any]) -> None:
@@ -50,8 +51,13 @@ class Parts:
                 raise ReadOnlySession("read only")
             self.records.append((kind, payload))
 
+        async def record_in_worker(kind: str, payload: dict[str, Any]) -> None:
+            record(kind, payload)
+            self.in_worker.append(kind)
+
         self.items = TurnItems(
-            record=record, history=self.history, transcript=self.transcript,
+            record=record, record_in_worker=record_in_worker, history=self.history,
+            transcript=self.transcript,
             compactor=self.compactor, meter=self.meter, emit=self.events.append,  # type: ignore[arg-type]
         )
 
@@ -66,6 +72,29 @@ def test_an_item_is_saved_then_held_everywhere() -> None:
     ]
     assert parts.history.raw_items() == [item] and parts.items.added == [item]
     assert parts.transcript.entries()[0]["interrupted"] is True
+
+
+async def test_a_cut_outputs_whole_is_saved_off_the_loop_then_the_cut_item() -> None:
+    parts = Parts()
+    parts.items.start()
+    whole = function_call_output("c1", "line\n" * 1000)
+    cut = function_call_output("c1", "line\n[998 lines left out]\nline\n")
+    await parts.items.append_cut_output(cut, whole, "t1")
+    assert parts.records == [
+        ("tool_output", {"item": whole, "turn_id": "t1"}),
+        ("response_item", {"item": cut, "turn_id": "t1"}),
+    ]
+    assert parts.in_worker == ["tool_output"]
+    assert parts.history.raw_items() == [cut] and parts.items.added == [cut]
+    assert parts.transcript.entries()[0]["item"] == whole  # the person sees all of it
+
+
+async def test_a_cut_output_that_cannot_be_saved_is_nowhere() -> None:
+    parts = Parts(read_only=True)
+    with pytest.raises(ReadOnlySession):
+        await parts.items.append_cut_output(function_call_output("c1", "cut"),
+                                            function_call_output("c1", "whole"), "t1")
+    assert len(parts.history) == 0 and len(parts.transcript) == 0 and parts.items.added == []
 
 
 def test_an_item_that_cannot_be_saved_is_nowhere() -> None:

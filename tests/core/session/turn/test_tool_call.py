@@ -42,7 +42,7 @@ class Items:
     def append(self, item: Item, turn_id: str) -> None:
         self.appended.append((item, turn_id))
 
-    def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
+    async def append_cut_output(self, item: Item, whole: Item, turn_id: str) -> None:
         self.appended.append((item, turn_id))
         self.wholes.append(whole)
 
