@@ -115,8 +115,10 @@ class MainWindow(WindowLayout):
             and event.item.kind in ("user_message", "function_call_output")
         ):
             self.refresh_model_view()
+        if event.type == "turn_started":  # (an edit, a regeneration, a compaction too)
+            self.handover.begin("turn")
         if event.type == "turn_complete":
-            self.handover.end("sending")
+            self.handover.end("turn")
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
         if event.type == "message_not_sent":

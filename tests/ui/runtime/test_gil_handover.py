@@ -1,5 +1,6 @@
-"""While a session opens, worker threads hand the interpreter back to the window's thread
-within a millisecond (the switch interval), and the interval is restored afterwards."""
+"""While a session opens or a turn runs, worker threads hand the interpreter back to the
+window's thread within a millisecond (the switch interval), and the interval is restored
+afterwards."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from app.demo import Reply
 from app.ui.controller import replay_prep
 from app.ui.runtime.gil_handover import HANDOVER_S, quick_handover
 
 from ..conftest import run
-from ..helpers import saved_session_ending_with
+from ..helpers import assistant_texts, saved_session_ending_with, type_and_send, wait_idle
 
 
 def test_the_interval_is_short_inside_and_restored_after_the_outermost_block() -> None:
@@ -48,3 +50,35 @@ def test_a_session_is_read_and_prepared_with_the_short_interval(
     assert seen == [pytest.approx(HANDOVER_S)]
     assert sys.getswitchinterval() == before
     assert window.transcript.message_rows("assistant")[-1].text == huge
+
+
+def test_a_turn_runs_with_the_short_interval_until_it_ends(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    before = sys.getswitchinterval()
+    server.enqueue(Reply(text="held open", pause_after_items=1))  # the turn runs until Stop
+    type_and_send(qtbot, window, "hello")
+    qtbot.waitUntil(lambda: bool(assistant_texts(window)), timeout=5000)
+    assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)  # no file attached
+    window.stop()
+    wait_idle(qtbot, window)
+    assert sys.getswitchinterval() == before
+
+
+def test_a_compaction_asked_for_runs_with_the_short_interval_too(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = make_window()
+    server.enqueue(Reply(text="Hello."))
+    type_and_send(qtbot, window, "hello")
+    wait_idle(qtbot, window)
+    before = sys.getswitchinterval()
+    server.enqueue(Reply(text="SUMMARY: held", pause_after_items=1))  # the summary held open
+    assert window.compact()
+    qtbot.waitUntil(lambda: window.controller.state.compacting, timeout=5000)
+    qtbot.waitUntil(lambda: len(server.requests_to("responses")) == 2, timeout=5000)
+    assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
+    window.stop()
+    wait_idle(qtbot, window)
+    assert sys.getswitchinterval() == before
