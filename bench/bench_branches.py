@@ -122,7 +122,10 @@ def _window_blocks(data_dir: Path, session_id: str) -> dict[str, Any]:
                 controller.submit(op)
                 while controller.redraw is None or controller.redraw.drawn == before:
                     await asyncio.sleep(0.005)
-                while controller.busy:  # an edit's answer streams into the new drawing
+                # An edit's answer streams into the new drawing; the compaction it may lead to
+                # starts after its turn has ended (the core holds its slot until it has decided):
+                # an op sent in between was refused, and its drawing never came.
+                while controller.busy or controller.session.busy:
                     await asyncio.sleep(0.005)
                 await asyncio.sleep(0.05)  # the second step of the two-step replay
                 probe.stop()
