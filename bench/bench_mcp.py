@@ -9,8 +9,8 @@ result's memory. Each part runs in a fresh interpreter (``--worker PART``); the 
   ``stdio_client`` to a second instance of the server (Coco reads stdio with its own transport).
 - **window**: a turn of the real window (offscreen) whose model calls ``big`` for a 10 MB
   output (the scripted model server in this process); a ``QTimer`` probe firing every 5 ms
-  gives the longest main-thread block from the send until the paint after ``turn_complete``.
-  Goal: ≤ 16 ms. Beside it, the request after the output: its input's tokens (exact count of
+  gives the longest main-thread block from the send until the paint after ``turn_complete``,
+  the median of three fresh interpreters. Goal: ≤ 16 ms. Beside it, the request after the output: its input's tokens (exact count of
   its JSON) against the window's context (goal: within it).
 - **memory**: a headless session's turn whose model calls ``big`` for a 100 MB result: the
   peak resident memory above what the process held before the turn (``VmHWM`` reset through
@@ -43,6 +43,10 @@ from bench._common import (
 )
 
 CALLS = 300
+# The window's figure is the median of this many fresh interpreters: one run alone ranged
+# 9-38 ms on the same code and an idle 2-core machine (the recall index's worker thread,
+# indexing the 10 MB, descheduled while it holds the interpreter).
+WINDOW_RUNS = 3
 WINDOW_OUTPUT = 10_000_000
 MEMORY_RESULT = 100_000_000
 WINDOW_CONTEXT = 64_000
@@ -203,7 +207,12 @@ def run(scale: float = 1.0) -> dict[str, Any]:
     window_size = max(200_000, int(WINDOW_OUTPUT * scale))
     memory_size = max(1_000_000, int(MEMORY_RESULT * scale))
     cost = run_worker("bench.bench_mcp", "--worker", "overhead", str(calls), timeout=600)
-    shown = run_worker("bench.bench_mcp", "--worker", "window", str(window_size), timeout=900)
+    shown_runs = sorted(
+        (run_worker("bench.bench_mcp", "--worker", "window", str(window_size), timeout=900)
+         for _ in range(WINDOW_RUNS if scale >= 0.5 else 1)),
+        key=lambda run: run["block_ms"],
+    )
+    shown = shown_runs[len(shown_runs) // 2]
     memory = run_worker("bench.bench_mcp", "--worker", "memory", str(memory_size), timeout=900)
     added_ms = max(0.0, cost["coco_ms"] - cost["bare_ms"])  # (noise can make it negative)
     growth = (memory["peak_mb"] - memory["before_mb"]) * 1024 * 1024 / memory_size
@@ -230,6 +239,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
             "bare_call_median_ms": round(cost["bare_ms"], 3),
             "sdk_stdio_client_call_median_ms": round(cost["sdk_stdio_ms"], 3),
             "window_block_ms": shown["block_ms"],
+            "window_block_runs_ms": [run["block_ms"] for run in shown_runs],
             "window_block_cpu_ms": shown["cpu_block_ms"],
             "window_blocks_over_16ms": shown["blocks_over_limit"],
             "window_turn_s": shown["elapsed_s"],
