@@ -50,6 +50,7 @@ class SessionController(QObject):
     session_opened = Signal(str)  # the new session is open and its events flow
     config_applied = Signal(object)  # the CoreConfig now in use (model label, demo banner)
     submitted = Signal()  # a message or a compaction was sent: follow the transcript's end
+    branch_op_sent = Signal()  # an edit, regeneration, switch or fork: workers rebuild the view
     controls_changed = Signal()  # what the controls allow may have changed
     problem = Signal(str)  # something went wrong: say so where the user looks
     notice = Signal(str, str)  # (kind, message): a line for the transcript
@@ -267,6 +268,8 @@ class SessionController(QObject):
 
         if isinstance(op, (ops.UserTurn, ops.Compact)):
             memory.turn_starting()
+        if isinstance(op, (ops.EditTurn, ops.RegenerateTurn, ops.SwitchBranch, ops.ForkSession)):
+            self.branch_op_sent.emit()
         self.bridge.submit(op)
         return True
 

@@ -72,6 +72,8 @@ class MainWindow(WindowLayout):
 
     def _wire_controller(self) -> None:
         controller = self.controller
+        controller.branch_op_sent.connect(lambda: self.handover.begin("turn"))
+        controller.branch_redrawn.connect(self._branch_drawn)
         controller.event_received.connect(self._render)
         controller.session_changing.connect(self._on_session_changing)
         controller.session_resumed.connect(self.transcript.replay_in_steps)
@@ -85,6 +87,22 @@ class MainWindow(WindowLayout):
         controller.hint.connect(self.composer.show_hint)
 
     # ================================================================ events
+
+    @staticmethod
+    def _workers_run(event: p.Event) -> bool:
+        """Whether worker threads now do a turn's heavy work (a compaction; a tool's output
+        parsed, saved and indexed, a 10 MB one for a third of a second), so the window's thread
+        is to get the interpreter back at once (``quick_handover``) until the turn ends; also
+        while files are sent and a branch is rebuilt. Not while a plain answer streams: the
+        window's own drawing is the work then, and short hand-overs lengthened its longest
+        block by 2-3 ms."""
+        return (event.type == "turn_started" and event.kind == "compact") or (
+            event.type == "item_started" and event.item.kind == "function_call_output"
+        )
+
+    def _branch_drawn(self, _drawing: object) -> None:
+        if not self.controller.busy:  # a switch (an edit's turn still runs: it ends that)
+            self.handover.end("turn")
 
     def _render(self, event: p.Event) -> None:
         """Show one core event (the controller's state has already taken it in)."""
@@ -115,9 +133,9 @@ class MainWindow(WindowLayout):
             and event.item.kind in ("user_message", "function_call_output")
         ):
             self.refresh_model_view()
-        if event.type == "turn_started":  # (an edit, a regeneration, a compaction too)
+        if self._workers_run(event):
             self.handover.begin("turn")
-        if event.type == "turn_complete":
+        if event.type in ("turn_complete", "session_forked"):
             self.handover.end("turn")
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()

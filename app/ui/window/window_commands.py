@@ -36,12 +36,10 @@ class WindowCommands(SessionView):
 
     def send_message(self, text: str) -> None:
         """Send a user message (the composer already refused it while busy), with the files
-        attached to it. Until the turn ends the window's thread gets the interpreter back at
-        once from worker threads: the turn's files are read and encoded there, a tool's output
-        parsed, written and indexed (a 10 MB MCP output's indexing held the window 30-50 ms
-        at the default switch interval, 9-19 ms at the short one)."""
+        attached to it."""
         files = self.composer.attachments.take()
-        self.handover.begin("turn")
+        if files:  # read, stored and encoded in worker threads until the turn ends
+            self.handover.begin("turn")
         self.controller.send_message(text, files)
 
     def inspect_attachments(self, paths: list[str]) -> None:
