@@ -19,7 +19,6 @@ from . import fastjson
 
 LONG_STRING_BYTES = 64 * 1024  # a string this long is decoded in pieces
 PIECE_BYTES = 256 * 1024  # the bytes of a long string decoded in one call (well under 1 ms)
-_QUOTE = 0x22
 _BACKSLASH = 0x5C
 _ESCAPE_BYTES = 12  # the longest escape: a surrogate pair, \uD83D\uDE00
 
