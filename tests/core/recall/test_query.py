@@ -67,3 +67,21 @@ def test_the_query_parts_exactly() -> None:
     )
     assert build_query('"()*') is None
     assert split_form("orchardShard41") == ["orchard", "Shard", "41"]
+
+
+def test_a_chunk_without_a_word_or_a_repeated_word_does_not_end_the_query() -> None:
+    query = build_query("... staging -- port staging gateway")
+    assert query is not None
+    assert query.match == '"staging" AND "port" AND "gateway"'
+
+
+def test_an_identifier_made_of_stop_words_is_kept_as_its_phrase() -> None:
+    query = build_query("the in-place edits")
+    assert query is not None
+    assert query.match == '"in place" AND "edits"'  # "the" dropped, "in-place" kept whole
+
+
+def test_one_camelcase_word_is_not_also_searched_as_a_phrase() -> None:
+    query = build_query("svc41")
+    assert query is not None
+    assert query.match == '("svc41" OR "svc 41")' and query.phrase == ""

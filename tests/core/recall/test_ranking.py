@@ -15,8 +15,11 @@ from app.core.compaction.prompts import summary_prefix
 from app.core.items import Item, assistant_message, user_message
 from app.core.recall.index import RecallIndex
 from app.core.recall.query import build_query
+from app.core.recall.ranking import ranked
+from app.core.recall.records import RecordIndexer
 from app.core.recall.results import RecallResult
 from app.core.recall.searchable import asking_message, item_digest
+from app.core.recall.store import open_memory
 from app.core.rollout.store import RolloutWriter
 
 PHRASE = user_message("The staging server listens on port 7001 behind the gateway.")
@@ -158,3 +161,32 @@ def test_the_exact_phrase_comes_first_though_bm25_prefers_another(tmp_path: Path
     assert texts(search(index, "crane blue harbour"))[0].startswith("crane harbour blue")
     # ... the words as asked, in their order, rank above it.
     assert texts(search(index, "blue harbour crane"))[0].startswith("We met at noon.")
+
+
+def _asked(items: list[Item], text: str, limit: int) -> list[str]:
+    """The FTS queries ``ranked`` asks for ``text`` over an index of ``items`` (the record
+    numbers their positions), nothing in view."""
+    conn = open_memory()
+    records = RecordIndexer()
+    for seq, item in enumerate(items):
+        records.add(conn, seq, "response_item", "t", {"item": item, "turn_id": "t"})
+    query = build_query(text)
+    assert query is not None
+    asked: list[str] = []
+    conn.set_trace_callback(asked.append)
+    ranked(conn, query, limit, frozenset())
+    return [sql for sql in asked if "MATCH" in sql]
+
+
+def test_a_lower_tier_is_asked_only_while_the_higher_ones_leave_room() -> None:
+    # Two passages hold every word: a limit of two is met by the every-word tier, so the
+    # any-word one is never asked; a limit of three asks it.
+    items = [ALL_WORDS, PHRASE, SOME_WORD]
+    assert len(_asked(items, "staging port server", 2)) == 2  # the phrase, every word
+    assert len(_asked(items, "staging port server", 3)) == 3
+    assert len(_asked(items, "staging port server", 1)) == 2
+
+
+def test_the_same_query_is_not_asked_twice_for_two_tiers() -> None:
+    # One word: "every word" and "any word" are the same query, asked once.
+    assert len(_asked([PHRASE, SOME_WORD], "port", 5)) == 1

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from app.core.tokens.counter import HUGE_TEXT_CHARS, TokenCounter
-from app.core.tokens.text_key import TextKey
+from app.core.tokens.text_key import SAMPLE_CHARS, SAMPLES, TextKey
 
 
 def str_hash_computed(text: str) -> bool:
@@ -44,3 +44,34 @@ def test_counting_a_huge_text_never_hashes_all_of_it() -> None:
     assert counter.count(huge) == first  # the kept estimate (or count) is found again
     assert key in {TextKey(huge)}
     assert not str_hash_computed(huge)
+
+
+class Slicing(str):
+    """A text that notes the length of each slice taken of it."""
+
+    taken: list[int]
+
+    def __getitem__(self, key: object) -> str:  # type: ignore[override]
+        part = str.__getitem__(self, key)  # type: ignore[index]
+        self.taken.append(len(part))
+        return part
+
+
+def test_the_hash_reads_a_few_short_samples_whatever_the_length() -> None:
+    for length in (10, 100, 5_000, 1_000_000):
+        text = Slicing("abcdefghij" * (length // 10))
+        text.taken = []
+        TextKey(text)
+        assert len(text.taken) <= SAMPLES + 2  # the samples and the tail, never every place
+        assert sum(text.taken) <= (SAMPLES + 2) * SAMPLE_CHARS
+        if length >= SAMPLE_CHARS:
+            assert max(text.taken) == SAMPLE_CHARS  # each sample as long as it may be
+
+
+def test_texts_of_one_length_differing_at_a_sample_hash_differently() -> None:
+    text = "line of a log\n" * 100_000
+    stride = len(text) // SAMPLES
+    for at in (0, 1, stride * SAMPLES // 2, len(text) - 1):  # first, a middle sample, last
+        changed = text[:at] + "X" + text[at + 1:]
+        assert hash(TextKey(changed)) != hash(TextKey(text)), at
+    assert hash(TextKey("a" * 10)) != hash(TextKey("b" * 10))  # a short text all sampled
