@@ -135,7 +135,9 @@ class MainWindow(WindowLayout):
             self.refresh_model_view()
         if self._workers_run(event):
             self.handover.begin("turn")
-        if event.type in ("turn_complete", "session_forked"):
+        elif event.type == "session_forked":
+            self.handover.end("turn")
+        if event.type == "turn_complete":
             self.handover.end("turn")
             self.sessions.set_current(self.session.id if self.session else "", reload=True)
             self._update_title()
