@@ -5,6 +5,7 @@ afterwards."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -52,44 +53,59 @@ def test_a_session_is_read_and_prepared_with_the_short_interval(
     assert window.transcript.message_rows("assistant")[-1].text == huge
 
 
+def interval_while_held(
+    qtbot: Any, window: Any, server: Any, start: Callable[[], Any], started: Callable[[], bool]
+) -> float:
+    """The switch interval while the work ``start`` begins is held open by the server (its
+    answer paused until Stop); the work is then stopped and the window left idle."""
+    server.enqueue(Reply(text="held open", pause_after_items=1))
+    start()
+    qtbot.waitUntil(started, timeout=5000)
+    during = sys.getswitchinterval()
+    window.stop()
+    wait_idle(qtbot, window)
+    return during
+
+
+def chatted(qtbot: Any, make_window: Any, server: Any) -> Any:
+    """A window whose session holds one short exchange, idle."""
+    window = make_window()
+    server.enqueue(Reply(text="First answer."))
+    type_and_send(qtbot, window, "hello")
+    wait_idle(qtbot, window)
+    return window
+
+
 def test_a_tool_calls_turn_runs_with_the_short_interval_a_plain_answer_without(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
     window = make_window()
     before = sys.getswitchinterval()
     # A plain answer: the window's drawing is the work, the interval stays as it was.
-    server.enqueue(Reply(text="held open", pause_after_items=1))  # the turn runs until Stop
-    type_and_send(qtbot, window, "hello")
-    qtbot.waitUntil(lambda: bool(assistant_texts(window)), timeout=5000)
-    assert sys.getswitchinterval() == before
-    window.stop()
-    wait_idle(qtbot, window)
+    assert interval_while_held(
+        qtbot, window, server, lambda: type_and_send(qtbot, window, "hello"),
+        lambda: bool(assistant_texts(window)),
+    ) == before
     # A tool's output is parsed, saved and indexed in workers: short from the call on.
     server.enqueue(Reply(function_calls=[ToolCall("recall", {"query": "hello"}, "c1")]))
-    server.enqueue(Reply(text="found it", pause_after_items=1))
-    type_and_send(qtbot, window, "what did I say?")
-    qtbot.waitUntil(lambda: len(assistant_texts(window)) == 2, timeout=5000)
-    assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
-    window.stop()
-    wait_idle(qtbot, window)
+    assert interval_while_held(
+        qtbot, window, server, lambda: type_and_send(qtbot, window, "what did I say?"),
+        lambda: len(assistant_texts(window)) == 2,
+    ) == pytest.approx(HANDOVER_S)
     assert sys.getswitchinterval() == before
 
 
 def test_a_compaction_asked_for_runs_with_the_short_interval_too(
     qtbot: Any, make_window: Any, server: Any
 ) -> None:
-    window = make_window()
-    server.enqueue(Reply(text="Hello."))
-    type_and_send(qtbot, window, "hello")
-    wait_idle(qtbot, window)
+    window = chatted(qtbot, make_window, server)
     before = sys.getswitchinterval()
-    server.enqueue(Reply(text="SUMMARY: held", pause_after_items=1))  # the summary held open
-    assert window.compact()
-    qtbot.waitUntil(lambda: window.controller.state.compacting, timeout=5000)
-    qtbot.waitUntil(lambda: len(server.requests_to("responses")) == 2, timeout=5000)
-    assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)
-    window.stop()
-    wait_idle(qtbot, window)
+    # The summary's request held open.
+    assert interval_while_held(
+        qtbot, window, server, lambda: window.compact(),
+        lambda: window.controller.state.compacting
+        and len(server.requests_to("responses")) == 2,
+    ) == pytest.approx(HANDOVER_S)
     assert sys.getswitchinterval() == before
 
 
@@ -98,16 +114,26 @@ def test_an_edit_runs_with_the_short_interval_until_its_turn_ends(
 ) -> None:
     from app.core import ops
 
-    window = make_window()
-    server.enqueue(Reply(text="First answer."))
-    type_and_send(qtbot, window, "hello")
-    wait_idle(qtbot, window)
+    window = chatted(qtbot, make_window, server)
     before = sys.getswitchinterval()
     turn_id = window.transcript.message_rows("user")[0].turn_id
-    server.enqueue(Reply(text="held open", pause_after_items=1))
-    assert window.controller.submit(ops.EditTurn(turn_id=turn_id, text="hello again"))
-    qtbot.waitUntil(lambda: len(server.requests_to("responses")) == 2, timeout=5000)
-    assert sys.getswitchinterval() == pytest.approx(HANDOVER_S)  # the branch rebuilt in workers
-    window.stop()
+    # The branch is rebuilt in workers, then its turn runs.
+    assert interval_while_held(
+        qtbot, window, server,
+        lambda: window.controller.submit(ops.EditTurn(turn_id=turn_id, text="hello again")),
+        lambda: len(server.requests_to("responses")) == 2,
+    ) == pytest.approx(HANDOVER_S)
+    assert sys.getswitchinterval() == before
+
+
+def test_a_fork_gives_the_interval_back_once_written(
+    qtbot: Any, make_window: Any, server: Any
+) -> None:
+    window = chatted(qtbot, make_window, server)
+    before = sys.getswitchinterval()
+    source = window.session.id
+    assert window.controller.branches.fork_last()
+    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source,
+                    timeout=5000)
     wait_idle(qtbot, window)
     assert sys.getswitchinterval() == before
