@@ -75,6 +75,7 @@ def state(window: Any) -> dict[str, Any]:
         "model_label_visible": window.model_label.isVisible(),
         "model_label_rect": _rect(window.model_label),
         "indicator_rect": _rect(window.indicator),
+        "indicator_text": window.indicator.text(),
         "messages": [[r.role, r.text[:80]] for r in window.transcript.message_rows()],
         "warnings": [r.message for r in window.transcript.notice_rows("warning")],
         "markers": [],

@@ -182,10 +182,14 @@ def test_an_undone_compactions_title_is_whole_in_a_narrow_window(probe: Any) -> 
     state = app.state()
     assert state["markers"][0]["undo_note"].startswith("Undo stays available until")
     assert any("made the context larger" in w for w in state["warnings"])  # a short talk
+    assert state["indicator_text"].startswith("Context compacted")
     app.click("undo")
     wait_for(lambda: app.state()["markers"][0]["state"] == "undone", "the compaction undone")
-    # What is said of the compaction now holds: the "larger… Undo puts it back" warning went.
-    assert not any("made the context larger" in w for w in app.state()["warnings"])
+    # What is said of the compaction now holds: the "larger… Undo puts it back" warning went,
+    # and the status bar no longer says the context was compacted (its figures are undone).
+    state = app.state()
+    assert not any("made the context larger" in w for w in state["warnings"])
+    assert "compacted" not in state["indicator_text"], state["indicator_text"]
     # Then the window made narrow, the Model view beside the chat: its narrowest column.
     app.resize(700, 500)
     app.key("ctrl+m")

@@ -125,6 +125,8 @@ class MainWindow(WindowLayout):
             )
         elif "compaction_ended" in changes:
             self.indicator.end_compaction()
+        elif event.type == "compaction_undone":
+            self.indicator.compaction_undone()
         if event.type in ("turn_complete", "context_compacted", "compaction_undone",
                           "session_configured", "item_pinned", "summary_edited",
                           "branch_switched") or (

@@ -195,6 +195,12 @@ class StatusIndicator(QWidget):
         self.label.setStyleSheet(f"color: {tone};")
         self._after.start(AFTER_MESSAGE_MS)
 
+    def compaction_undone(self) -> None:
+        """The compaction just reported was undone: its figures no longer hold, the gauge
+        (which the core's next count updates) comes back at once."""
+        self._after.stop()
+        self._back_to_gauge()
+
     def end_compaction(self) -> None:
         """The compaction ended without result (stopped, failed): back to the gauge."""
         self._tick.stop()
