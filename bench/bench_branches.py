@@ -37,12 +37,23 @@ from bench.bench_resume import make_rollout
 
 
 async def _until(session: Any, op: Any, kinds: tuple[str, ...]) -> float:
+    """Seconds from ``op``'s submission to the first event of ``kinds``; an op the core
+    refused (an ``error`` event) is no figure: it raises."""
     start = time.perf_counter()
     await session.submit(op)
     async for event in session.events():
         if event.type in kinds:
             return time.perf_counter() - start
+        if event.type == "error":
+            raise RuntimeError(f"{type(op).__name__} refused: {event.message}")
     raise RuntimeError("the session ended first")
+
+
+async def _idle(session: Any) -> None:
+    """Until the core's slot is free: a compaction an edited turn leads to starts after the
+    turn has ended, and an op sent meanwhile would be refused."""
+    while session.busy:
+        await asyncio.sleep(0.005)
 
 
 async def _measure(data_dir: Path, session_id: str) -> dict[str, Any]:
@@ -72,18 +83,23 @@ async def _measure(data_dir: Path, session_id: str) -> dict[str, Any]:
         times: dict[str, float] = {}
         for where, turn_id in picks.items():
             server.enqueue(Reply(text=f"edited at the {where} turn"))
+            # and a summary for the compaction an edit near the end leads to (the edited turn
+            # brings the history over the limit); one left over answers the next edit
+            server.enqueue(Reply(text="SUMMARY: the conversation so far, on this branch."))
             times[f"edit_{where}"] = await _until(
                 session, ops.EditTurn(turn_id=turn_id, text=f"edited {where}"),
-                ("branch_switched", "error"),
+                ("branch_switched",),
             )
             async for event in session.events():  # the edited turn runs to its end
                 if event.type == "turn_complete":
                     break
+            await _idle(session)
             times[f"switch_{where}"] = await _until(
-                session, ops.SwitchBranch(turn_id=turn_id), ("branch_switched", "error")
+                session, ops.SwitchBranch(turn_id=turn_id), ("branch_switched",)
             )
+            await _idle(session)
             times[f"fork_{where}"] = await _until(
-                session, ops.ForkSession(turn_id=turn_id), ("session_forked", "error")
+                session, ops.ForkSession(turn_id=turn_id), ("session_forked",)
             )
             gc.collect()
         await session.close()

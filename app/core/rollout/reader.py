@@ -285,7 +285,7 @@ def read_rollout(
     gave back). The list returned is then empty.
     """
     warnings: list[str] = []
-    records = _records(path, warnings)
+    records = _records(_read_in_steps(path), path.name, warnings)
     if consume is None:
         return list(records), warnings
     consume(records)
@@ -294,10 +294,35 @@ def read_rollout(
     return [], warnings
 
 
-def _records(path: Path, warnings: list[str]) -> Iterator[RolloutRecord]:
-    """The records of :func:`read_rollout`, one at a time; ``warnings`` gets its warnings
-    once the last has been read."""
+def read_rollout_lines(
+    path: Path,
+    consume: Callable[[bytes | bytearray, Iterable[RolloutRecord], list[tuple[int, int]]], None],
+) -> list[str]:
+    """Read a rollout as :func:`read_rollout` does with ``consume``, handing it the file's
+    bytes, the records and the spans of their lines in those bytes (record ``n``'s line is
+    ``data[start:end]`` of ``spans[n]``, its newline left out, there once the record has
+    been handed out): a fork copies the lines it keeps as they are, without encoding their
+    records again. The warnings are returned."""
+    warnings: list[str] = []
+    spans: list[tuple[int, int]] = []
     data = _read_in_steps(path)
+    records = _records(data, path.name, warnings, spans)
+    consume(data, records, spans)
+    for _ in records:  # whatever ``consume`` left is read too (its warnings count)
+        pass
+    return warnings
+
+
+def _records(
+    data: bytes | bytearray,
+    name: str,
+    warnings: list[str],
+    spans: list[tuple[int, int]] | None = None,
+) -> Iterator[RolloutRecord]:
+    """The records of :func:`read_rollout`, one at a time; ``warnings`` gets its warnings
+    once the last has been read (``name``: the file's, to name it in them). With ``spans``,
+    each record's line span is added to it before the record is handed out (a flag, not a
+    second kind of item: resuming reads every record through here)."""
     lines = _line_spans(data)
     # With a trailing newline the last line is empty; otherwise it is unterminated.
     unterminated_index = len(lines) - 1 if not _blank(data, *lines[-1]) else -1
@@ -326,12 +351,14 @@ def _records(path: Path, warnings: list[str]) -> Iterator[RolloutRecord]:
                     continue
                 seen_ids.add(record.id)
             if record.type != DAMAGED_LINE_RECORD:
+                if spans is not None:
+                    spans.append((start, end))
                 yield record
             del record
-    warnings.extend(_bad_lines_warning(path.name, bad, unterminated_index + 1 or None))
+    warnings.extend(_bad_lines_warning(name, bad, unterminated_index + 1 or None))
     if repeated:
         plural = "s" if repeated != 1 else ""
         warnings.append(
-            f"Skipped {repeated} repeated record{plural} in {path.name} (the same line was "
+            f"Skipped {repeated} repeated record{plural} in {name} (the same line was "
             "saved more than once); each is shown once"
         )

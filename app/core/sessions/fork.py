@@ -2,31 +2,28 @@
 
 The source is read once, streaming, and left untouched: the session's own tree (every record's
 turn, noted as the file was read and written) says which records are on the path, so the file
-is not read into a list and its tree is not noted a second time. The fork's file starts with its own meta record,
-which names the session and turn it came from, and holds the path's records as they were
-written (turn ids included: a turn keeps its id in the fork). Compactions, pins, summary edits
+is not read into a list and its tree is not noted a second time. The fork's file starts with
+its own meta record, which names the session and turn it came from, and holds the lines of the
+path's records byte for byte as they were written (turn ids included: a turn keeps its id in
+the fork); a record is parsed to decide, then let go, and only the spans of its line are kept
+(re-encoding the records of a 5 000-turn path cost more than reading them). Compactions, pins, summary edits
 and undos on the path come along, so the fork's model sees what it saw at that turn.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..attachments.store import files_folder, share_files
 from ..conversation.tree import TurnTree, on_path_of
 from ..items import attachment_parts, is_injected_context, is_message
 from ..rollout.lock import SessionInUse
-from ..rollout.store import (
-    RolloutRecord,
-    RolloutWriteError,
-    RolloutWriter,
-    read_rollout,
-    rollout_path,
-)
+from ..rollout.reader import read_rollout_lines
+from ..rollout.store import RolloutRecord, RolloutWriteError, RolloutWriter, rollout_path
 from ..system.collector import collector_paused
 from .index import SESSION_TITLE_RECORD, SessionIndex
 from .record import now
@@ -65,7 +62,7 @@ def write_fork(
     if turn_id not in tree:
         raise ForkError(f"this conversation has no turn {turn_id!r}")
     try:
-        kept = _path_records(source, tree, turn_id)
+        lines, kept = _path_lines(source, tree, turn_id)
     except OSError as exc:
         raise ForkError(f"the conversation's file could not be read ({exc})") from exc
     fork_id = str(uuid.uuid4())
@@ -78,6 +75,9 @@ def write_fork(
         "forked_from": {"session_id": source_id, "turn_id": turn_id},
         "coco_version": _version(),
     }
+    # The session list's index, read before the fork's file exists: read after, it found a
+    # file it did not know and summarised it, reading all the fork wrote once more.
+    index = SessionIndex(config.sessions_dir)
     try:
         writer = RolloutWriter.exclusive(path)
     except (OSError, RolloutWriteError, SessionInUse) as exc:
@@ -85,70 +85,99 @@ def write_fork(
     try:
         writer.append("session_meta", meta)
         writer.append(SESSION_TITLE_RECORD, {"title": name})
-        writer.append_copies((r.timestamp, r.type, r.payload, r.id) for r in kept)
+        writer.append_lines(lines)
+        del lines
         writer.sync()
         # The attachments its messages name, beside it (else they would show as missing).
-        share_files(files_folder(source), files_folder(path), _stored_names(kept))
+        share_files(files_folder(source), files_folder(path), kept.stored_names)
     except (OSError, RolloutWriteError) as exc:
         writer.close()
         path.unlink(missing_ok=True)
         raise ForkError(_words(exc)) from exc
     writer.close()
     try:  # its entry from what was written (the file is not read again)
-        entry = _entry(fork_id, name, str(meta["created_at"]), kept)
-        SessionIndex(config.sessions_dir).upsert(replace(entry, forked_from=source_id))
+        entry = kept.entry(fork_id, name, str(meta["created_at"]))
+        index.upsert(replace(entry, forked_from=source_id))
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
 
 
-def _path_records(source: Path, tree: TurnTree, turn_id: str) -> list[RolloutRecord]:
-    """The records of ``source`` on the path to ``turn_id`` that a fork copies, read once."""
-    on_path = on_path_of(tree, turn_id)
-    kept: list[RolloutRecord] = []
-    read = 0
+@dataclass
+class _Kept:
+    """What the session list and the attachments need of the records a fork keeps, taken as
+    they go by: the messages, the last token count and time, the stored files named."""
 
-    def keep(records: Iterable[RolloutRecord]) -> None:
-        nonlocal read
+    messages: int = 0
+    tokens: int = 0
+    updated_at: str | None = None
+    stored_names: list[str] = field(default_factory=list)
+
+    def see(self, record: RolloutRecord) -> None:
+        kind, payload = record.type, record.payload
+        self.updated_at = record.timestamp
+        if kind == "response_item":
+            item = payload.get("item")
+            if isinstance(item, dict):
+                self._stored(item)
+                if is_message(item):
+                    self.messages += not is_injected_context(item)
+        elif kind == "compacted":  # a compaction's kept messages
+            history = payload.get("replacement_history")
+            for each in history if isinstance(history, list) else []:
+                if isinstance(each, dict):
+                    self._stored(each)
+        elif kind == "event" and payload.get("kind") == "token_count":
+            total = payload.get("total")
+            self.tokens = total if isinstance(total, int) else self.tokens
+
+    def _stored(self, item: dict[str, Any]) -> None:
+        for part in attachment_parts(item):
+            self.stored_names.extend(str(part.get(key) or "") for key in ("file", "sent_file"))
+
+    def entry(self, fork_id: str, title: str, created_at: str) -> SessionInfo:
+        return SessionInfo(
+            id=fork_id, title=title, created_at=created_at,
+            updated_at=self.updated_at or created_at,
+            tokens=self.tokens, message_count=self.messages,
+        )
+
+
+def _path_lines(source: Path, tree: TurnTree, turn_id: str) -> tuple[bytes, _Kept]:
+    """The lines of ``source``'s records on the path to ``turn_id`` that a fork copies (read
+    once; runs of neighbouring lines joined as one slice), and what they hold."""
+    on_path = on_path_of(tree, turn_id)
+    kept = _Kept()
+    read = 0
+    lines = b""
+
+    def keep(
+        data: bytes | bytearray, records: Iterable[RolloutRecord], spans: list[tuple[int, int]]
+    ) -> None:
+        nonlocal read, lines
+        runs: list[list[int]] = []
         for seq, record in enumerate(records):
             read = seq + 1
             if on_path(seq, record) and record.type not in _NOT_COPIED:
-                kept.append(record)
+                kept.see(record)
+                start, end = spans[seq]
+                if runs and runs[-1][1] + 1 == start:  # the next line: the run goes on
+                    runs[-1][1] = end
+                else:
+                    runs.append([start, end])
+        size = len(data)
+        with memoryview(data) as view:  # each run with its newline: one copy of the bytes
+            lines = b"".join(
+                piece for start, end in runs for piece in (
+                    (view[start:end + 1],) if end < size else (view[start:end], b"\n")
+                )
+            )
 
     with collector_paused():  # as an open does: the records hold no cycles
-        read_rollout(source, consume=keep)
+        read_rollout_lines(source, consume=keep)
     if read != len(tree.anchors):
         raise ForkError("the session's file changed while it was open (was it edited elsewhere?)")
-    return kept
-
-
-def _stored_names(kept: list[RolloutRecord]) -> Iterator[str]:
-    """The stored attachment files the records' user messages name (a compaction's kept
-    messages included)."""
-    for record in kept:
-        payload = record.payload
-        found = [payload.get("item")] if record.type == "response_item" else []
-        if record.type == "compacted" and isinstance(payload.get("replacement_history"), list):
-            found = payload["replacement_history"]
-        for item in found:
-            for part in attachment_parts(item) if isinstance(item, dict) else []:
-                yield from (str(part.get(key) or "") for key in ("file", "sent_file"))
-
-
-def _entry(fork_id: str, title: str, created_at: str, kept: list[RolloutRecord]) -> SessionInfo:
-    messages, tokens = 0, 0
-    for record in kept:
-        item = record.payload.get("item")
-        if record.type == "response_item" and isinstance(item, dict) and is_message(item):
-            messages += not is_injected_context(item)
-        elif record.type == "event" and record.payload.get("kind") == "token_count":
-            total = record.payload.get("total")
-            tokens = total if isinstance(total, int) else tokens
-    return SessionInfo(
-        id=fork_id, title=title, created_at=created_at,
-        updated_at=kept[-1].timestamp if kept else created_at,
-        tokens=tokens, message_count=messages,
-    )
+    return lines, kept
 
 
 def _words(exc: BaseException) -> str:

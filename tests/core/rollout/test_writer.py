@@ -70,20 +70,21 @@ def test_timestamps_and_ids_have_the_rollout_format() -> None:
     assert len(ids) == 100 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)
 
 
-def test_copies_keep_their_time_and_id_and_go_in_whole_or_not_at_all(
+def test_copied_lines_go_in_byte_for_byte_and_whole_or_not_at_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "fork.jsonl"
-    copies = [("2026-01-01T00:00:00.000Z", "event", {"n": n}, f"{n:016x}") for n in range(3)]
+    copies = b"".join(
+        b'{"type": "event", "payload": {"n": %d}, "timestamp": "2026-01-01T00:00:00.000Z"}\n' % n
+        for n in range(3)
+    )
     with RolloutWriter(path) as writer:
         writer.append("session_meta", {"id": "f"})
-        writer.append_copies([*copies[:2], (copies[2][0], "event", {"n": 2}, None)])
-        lines = [json.loads(raw) for raw in path.read_bytes().splitlines()]
-        assert [(r["timestamp"], r["payload"]) for r in lines[1:]] == [
-            (stamp, payload) for stamp, _, payload, _ in copies
-        ]
-        assert [r["id"] for r in lines[1:3]] == ["0" * 16, "0" * 15 + "1"]
-        assert re.fullmatch(r"[0-9a-f]{16}", lines[3]["id"])  # none: a fresh one
+        size = path.stat().st_size
+        writer.append_lines(copies)
+        assert path.read_bytes()[size:] == copies  # key order, spaces, no id: as they were
+        with pytest.raises(ValueError, match="whole lines"):
+            writer.append_lines(copies[:-1])  # a line without its newline is not a line
         size = path.stat().st_size
         real_write = os.write
         calls = []
@@ -96,9 +97,11 @@ def test_copies_keep_their_time_and_id_and_go_in_whole_or_not_at_all(
 
         monkeypatch.setattr("app.core.rollout.writer.os.write", half_then_full)
         with pytest.raises(RolloutWriteError):
-            writer.append_copies(copies)
+            writer.append_lines(copies)
         monkeypatch.undo()
         assert path.stat().st_size == size  # the half that was written is taken back
+        writer.append_lines(b"")  # nothing to copy: nothing written
+        assert path.stat().st_size == size
 
 
 class _GatedExecutor(concurrent.futures.ThreadPoolExecutor):
