@@ -70,3 +70,36 @@ def test_the_environment_block_starts_a_history_only_with_a_workspace(tmp_path: 
     with_ws, _, _ = requests_for(tmp_path, workspace=workspace)
     (block,) = with_ws.initial_context()
     assert str(workspace) in block["content"][0]["text"]
+
+
+def test_the_tools_and_the_reasoning_fields_come_from_the_settings_in_force(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    plain, _, held = requests_for(tmp_path, workspace=workspace)
+    request = plain.build()
+    names = [str(spec.get("name") or spec.get("function", {}).get("name")) for spec in
+             request.tools or []]
+    assert "read_file" in names  # the workspace's tools
+    assert request.reasoning_effort is None and request.include_encrypted_reasoning is False
+    held["config"] = held["config"].model_copy(update={"reasoning_effort": "high"})
+    request = plain.build()  # the settings read at each request, not kept from the first
+    assert request.reasoning_effort == "high" and request.include_encrypted_reasoning is True
+
+
+def test_a_tools_image_is_described_to_a_model_that_does_not_take_images(
+    tmp_path: Path,
+) -> None:
+    image = {"type": "attachment", "kind": "image", "name": "shot.png", "size": 10,
+             "width": 4, "height": 3, "file": "ab.png", "tokens": 85}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "a screenshot",
+              "coco_images": [image]}
+    call = function_call("shot", "{}", "c1")
+    blind, _, _ = requests_for(tmp_path, accepts_images=False)
+    (_, sent) = blind.build([call, output]).input
+    assert "coco_images" not in sent and "shot.png" in str(sent["output"])
+    assert sent["output"] != "a screenshot"  # described in its text: no image part
+    seeing, _, _ = requests_for(tmp_path, accepts_images=True)
+    (_, sent) = seeing.build([call, output]).input
+    assert sent["output"] != blind.build([call, output]).input[1]["output"]

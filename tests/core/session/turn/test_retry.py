@@ -60,3 +60,31 @@ def test_a_new_turn_withdraws_the_offer_and_a_compaction_that_kept_it_offers_aga
     history.append(assistant_message("later"))
     retry.offer_again()  # nothing offered any more
     assert len(events) == 3
+
+
+def test_the_refusals_words() -> None:
+    retry, history, events = make()
+    history.append(user_message("x"))
+    retry.offer("t1", "x")
+    assert retry.request(busy=True) is None
+    assert events[-1] == p.Error(
+        message="Wait for the current turn to finish before retrying.", kind="invalid_op"
+    )
+    history.append(user_message("y"))
+    assert retry.refusal() == (
+        "The failed message is no longer the last one in the conversation."
+    )
+
+
+def test_a_retry_asked_once_the_message_is_no_longer_last_is_refused_and_withdrawn() -> None:
+    retry, history, events = make()
+    history.append(user_message("x"))
+    retry.offer("t1", "x")  # offered: still the last message
+    history.append(user_message("y"))  # then another came after it
+    assert retry.request(busy=False) is None  # the failed turn is not run again
+    refusal = "The failed message is no longer the last one in the conversation."
+    assert events[-2:] == [
+        p.Error(message=refusal, kind="invalid_op"),
+        p.RetryAvailable(turn_id=None, reason=refusal),  # withdrawn, saying why
+    ]
+    assert retry.point is None
