@@ -48,3 +48,45 @@ def test_the_one_message_forms_give_the_same_notes() -> None:
     text = "Cache test: we deploy at 09:30 from /srv/cache-app."
     scored = note_cache.extract_scored(text)
     assert scored and note_cache.extract_notes(text) == [note for note, _ in scored]
+
+
+def test_a_message_at_the_length_bound_is_still_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read = watch(monkeypatch)
+    at_bound = "Cache test: the region is eu-west-3. ".ljust(note_cache._READ_MAX_CHARS, "y")
+    assert len(at_bound) == note_cache._READ_MAX_CHARS
+    note_cache.extract_many([at_bound])
+    note_cache.extract_many([at_bound])
+    assert read.count(at_bound) == 1
+    over = at_bound + "y"
+    note_cache.extract_many([over])
+    note_cache.extract_many([over])
+    assert read.count(over) == 2
+
+
+def test_the_cache_keeps_its_newest_entries_by_16_byte_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(note_cache, "_READ", type(note_cache._READ)())
+    monkeypatch.setattr(note_cache, "_READ_KEPT", 3)
+    read = watch(monkeypatch)
+    texts = [f"Cache bound test {n}: the port is {7000 + n}." for n in range(4)]
+    for text in texts:
+        note_cache.extract_many([text])
+    assert len(note_cache._READ) == 3  # one over the bound: the oldest went
+    assert all(len(key) == 16 for key in note_cache._READ)  # a digest, not the text
+    note_cache.extract_many([texts[1]])  # still kept: not read again
+    assert read.count(texts[1]) == 1
+    note_cache.extract_many([texts[0]])  # the oldest was the one that went
+    assert read.count(texts[0]) == 2
+
+
+def test_a_message_with_a_lone_surrogate_is_read_and_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read = watch(monkeypatch)
+    text = "Cache test: the key file is /srv/k\ud800.pem and the port is 6060."
+    note_cache.extract_many([text])
+    note_cache.extract_many([text])
+    assert read.count(text) == 1

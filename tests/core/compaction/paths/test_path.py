@@ -70,3 +70,19 @@ def test_notes_items_hold_the_block_only_when_there_is_one() -> None:
     assert notes_items(None) == [] and notes_items(CarriedOver()) == []
     (item,) = notes_items(CarriedOver(notes=("Port 8080.",)))
     assert is_notes_message(item)
+
+
+def test_the_carried_notes_are_sized_with_the_sessions_own_counter(tmp_path: Path) -> None:
+    run = make_run(tmp_path, ScriptedProvider(), Recorder())
+    counted: list[str] = []
+    real = run.counts.count
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return real(text)
+
+    run.counts.count = count  # type: ignore[method-assign]
+    history = [user_message("The database port is 5433 on staging."), assistant_message("ok")]
+    carried = run.carry(history, BUDGET)
+    assert carried is not None and carried.notes
+    assert any("5433" in text for text in counted)  # the block was counted by it, not guessed

@@ -27,6 +27,15 @@ def test_an_http_date_counts_from_now() -> None:
     assert parse_retry_after({"Retry-After": past}, now=now) == 0.0
 
 
+def test_without_a_now_given_the_date_counts_from_the_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = 1_700_000_000.0
+    monkeypatch.setattr("app.core.providers.errors.retry_after.time.time", lambda: clock)
+    header = email.utils.formatdate(clock + 30, usegmt=True)
+    assert parse_retry_after({"Retry-After": header}) == pytest.approx(30.0)
+
+
 def test_no_usable_header_means_no_wait_asked() -> None:
     assert parse_retry_after(None) is None
     assert parse_retry_after({}) is None

@@ -78,3 +78,72 @@ def test_a_cut_stream_is_a_retried_stream_error_with_its_reason() -> None:
     assert error.message == (
         "the response stream was cut: peer closed connection without sending complete message"
     )
+
+
+# A secret that is not shaped like an API key (a proxy's password, a local server's token):
+# only the secrets passed in can scrub it.
+PLAIN_SECRET = "hunter2-local-token"
+
+
+def test_the_details_name_the_server_then_each_error_behind_it() -> None:
+    inner = ValueError("bad port")
+    outer = OSError("could not open the socket")
+    outer.__cause__ = inner  # a cause only (``raise … from``, outside an ``except``)
+    middle_less = RuntimeError()  # an error without a message is named by its type
+    inner.__context__ = middle_less
+    error = unreachable_error(outer, BASE_URL, ())
+    assert error.details == (
+        f"{BASE_URL}\nOSError: could not open the socket\nValueError: bad port\nRuntimeError"
+    )
+    # The reason quoted is the innermost error with something to say.
+    assert error.message == (
+        f"Coco could not reach the server at {BASE_URL}: bad port. Check that the server is "
+        "running and that the address in Settings is right."
+    )
+
+
+def test_a_chain_that_loops_back_is_read_once() -> None:
+    first, second = OSError("first"), OSError("second")
+    first.__context__, second.__context__ = second, first
+    error = unreachable_error(first, BASE_URL, ())
+    assert error.details == f"{BASE_URL}\nOSError: first\nOSError: second"
+    assert stream_cut_error(first, ()).message == "the response stream was cut: second"
+
+
+def test_an_error_with_nothing_to_say_is_named_by_its_type_or_as_a_timeout() -> None:
+    request = httpx2.Request("POST", BASE_URL + "/responses")
+    bare = openai.APIConnectionError(request=request)  # only the SDK's own wrapper text
+    assert unreachable_error(bare, BASE_URL, ()).details == f"{BASE_URL}\nAPIConnectionError"
+    assert stream_cut_error(bare, ()).message == (
+        "the response stream was cut: APIConnectionError"
+    )
+    timeout = openai.APITimeoutError(request=request)
+    assert stream_cut_error(timeout, ()).message == "the response stream was cut: timed out"
+    # A message-less error behind one that says something: the one that says it is quoted.
+    said = OSError("the proxy said no")
+    said.__context__ = RuntimeError()
+    assert stream_cut_error(said, ()).message == "the response stream was cut: the proxy said no"
+
+
+def test_the_secrets_given_are_scrubbed_from_message_and_details() -> None:
+    error = unreachable_error(OSError(f"login {PLAIN_SECRET} refused."), BASE_URL,
+                              (PLAIN_SECRET,))
+    assert error.message == (
+        f"Coco could not reach the server at {BASE_URL}: login [redacted] refused. Check "
+        "that the server is running and that the address in Settings is right."
+    )  # its own full stop taken off before Coco's
+    assert error.details == f"{BASE_URL}\nOSError: login [redacted] refused."
+    cut = stream_cut_error(OSError(f"lost {PLAIN_SECRET}"), (PLAIN_SECRET,))
+    assert cut.message == "the response stream was cut: lost [redacted]"
+    ends_in_x = unreachable_error(OSError("bad reply from proxy-X."), BASE_URL, ())
+    assert ": bad reply from proxy-X. Check" in ends_in_x.message
+
+
+def test_a_reason_found_in_an_inner_errors_type_name() -> None:
+    class SSLError(Exception):
+        pass
+
+    outer = OSError("connect failed")
+    outer.__context__ = SSLError("handshake failed")
+    error = unreachable_error(outer, BASE_URL, ())
+    assert "the secure connection (TLS) could not be set up" in error.message

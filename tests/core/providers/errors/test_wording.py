@@ -48,3 +48,17 @@ def test_a_status_is_said_with_its_phrase_when_http_names_it() -> None:
     assert status_text(502) == "502 Bad Gateway"
     assert status_text(404) == "404 Not Found"
     assert status_text(599) == "599"
+
+
+def test_the_bounds_hold_at_their_exact_lengths() -> None:
+    exact = "y" * MAX_MESSAGE
+    assert clip(exact) == exact  # at the bound: whole
+    assert clip(exact + "z") == "y" * (MAX_MESSAGE - 1) + "…"  # one over: clipped
+    whole = "d" * MAX_DETAILS
+    assert details_text(whole) == whole
+    assert details_text(whole + "e") == "d" * (MAX_DETAILS - 1) + "…"
+
+
+def test_a_secret_of_six_characters_is_scrubbed_and_of_five_is_not() -> None:
+    assert scrub_secrets("token abcdef here", ["abcdef"]) == "token [redacted] here"
+    assert scrub_secrets("token abcde here", ["abcde"]) == "token abcde here"

@@ -131,3 +131,29 @@ def test_withdrawing_a_turn_that_added_nothing_changes_nothing() -> None:
     parts.items.withdraw("t1", "x", "reason")
     assert len(parts.history) == 1 and parts.records[-1][0] == "response_item"
     assert parts.events == []
+
+
+async def test_items_added_after_a_compaction_are_noted_for_its_undo() -> None:
+    parts = Parts()
+    parts.compactor.undo.offer("cmp1", parts.history.snapshot())
+    said = assistant_message("the turn goes on after the compaction")
+    parts.items.append(said, "t1")
+    cut = function_call_output("c1", "cut")
+    await parts.items.append_cut_output(cut, function_call_output("c1", "whole"), "t1")
+    entry = parts.compactor.undo.take()
+    assert entry is not None and entry.appended == [said, cut]  # undo appends them again
+
+
+async def test_the_records_and_entries_name_their_turn() -> None:
+    parts = Parts()
+    parts.items.start()
+    parts.items.append(user_message("plain"), "t1")  # not interrupted unless said
+    assert parts.records[-1] == ("response_item", {"item": user_message("plain"),
+                                                   "turn_id": "t1"})
+    assert parts.transcript.entries()[0]["interrupted"] is False
+    whole = function_call_output("c1", "whole")
+    await parts.items.append_cut_output(function_call_output("c1", "cut"), whole, "t1")
+    assert parts.transcript.entries()[1]["turn_id"] == "t1"
+    parts.items.withdraw("t1", "plain", "It does not fit.")
+    kind, payload = parts.records[-1]
+    assert (kind, payload["turn_id"]) == ("history_replaced", "t1")
