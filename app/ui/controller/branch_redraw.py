@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.core import Session
@@ -24,6 +24,24 @@ if TYPE_CHECKING:
     from .replay_prep import RenderAhead
 
 log = logging.getLogger(__name__)
+
+# The branch's events freed per pass of the event loop once it is drawn: the 11 000 events of a
+# 5 000-turn branch, freed at once when the redraw ended, held the window 10 ms.
+FREED_PER_STEP = 1_000
+
+
+def free_in_steps(items: list[Any]) -> None:
+    """Empty ``items`` (whose objects nothing else holds) :data:`FREED_PER_STEP` at a time,
+    one step per pass of the running event loop, so the window paints and takes input
+    between the steps."""
+    loop = asyncio.get_running_loop()
+
+    def step() -> None:
+        del items[-FREED_PER_STEP:]
+        if items:
+            loop.call_soon(step)
+
+    step()
 
 
 class BranchDrawing:
@@ -99,6 +117,7 @@ class BranchRedraw:
                     await drawing._finished
                 else:  # no window: nothing to wait for
                     await asyncio.sleep(0)
+                free_in_steps(events)  # drawn: the window's rows hold what they show
         except asyncio.CancelledError:
             raise
         except Exception:  # the events held must go on whatever happened

@@ -108,3 +108,78 @@ def test_clearing_the_view_stops_a_replay_in_slices(
     assert told == [True]
     assert not view._slices.running and not view._slices._timer.isActive()
     assert view.rows == []
+
+
+def test_a_replays_end_has_a_pass_of_its_own_and_its_events_are_freed_in_steps(
+    qtbot: Any, make_window: Any, server: Any, monkeypatch: Any
+) -> None:
+    from app.ui.controller import branch_redraw
+
+    freed: list[tuple[list[Any], int]] = []
+    free = branch_redraw.free_in_steps
+
+    def noted_free(items: list[Any]) -> None:
+        freed.append((items, len(items)))
+        free(items)
+
+    monkeypatch.setattr(branch_redraw, "free_in_steps", noted_free)
+    drawings: list[Any] = []
+    make_drawing = branch_redraw.BranchDrawing.__init__
+
+    def noted(self: Any, *args: Any) -> None:
+        make_drawing(self, *args)
+        drawings.append(self)
+
+    monkeypatch.setattr(branch_redraw.BranchDrawing, "__init__", noted)
+    handled_by_slice: list[tuple[int, bool]] = []  # (events handled, the replay ended)
+    slice_once = SlicedReplay._slice
+
+    def watched(self: SlicedReplay) -> None:
+        handled = []
+        handle = self._view.handle_event
+        self._view.handle_event = lambda event: (handled.append(event), handle(event))
+        try:
+            slice_once(self)
+        finally:
+            del self._view.handle_event
+        handled_by_slice.append((len(handled), not self.running))
+
+    monkeypatch.setattr(SlicedReplay, "_slice", watched)
+    window = make_window()
+    chat(qtbot, window, server, 4)
+    newest = window.controller.session.tree().nodes[-1].turn_id
+    first = window.controller.session.tree().nodes[0].turn_id
+    server.enqueue(Reply(text="another answer"))
+    window.controller.submit(ops.EditTurn(turn_id=first, text="question zero"))
+    qtbot.waitUntil(lambda: drawn(window, 1), timeout=5000)
+    wait_idle(qtbot, window)
+    handled_by_slice.clear()
+    window.controller.submit(ops.SwitchBranch(turn_id=newest))
+    qtbot.waitUntil(lambda: drawn(window, 2), timeout=5000)
+    # The slices made rows; the one that ended the replay (its layout, the old widgets gone)
+    # made none.
+    assert handled_by_slice[-1] == (0, True)
+    assert sum(n for n, _ in handled_by_slice) > 0
+    assert not any(ended for _, ended in handled_by_slice[:-1])
+    # The branch's events, once drawn, are let go in steps (``free_in_steps``), not at once
+    # when the redraw ends.
+    events, count = freed[-1]
+    assert events is drawings[-1].events and count > 8
+    qtbot.waitUntil(lambda: not events, timeout=5000)
+
+
+async def test_free_in_steps_lets_a_list_go_a_step_per_pass_of_the_loop(
+    monkeypatch: Any,
+) -> None:
+    import asyncio
+
+    from app.ui.controller import branch_redraw
+
+    monkeypatch.setattr(branch_redraw, "FREED_PER_STEP", 3)
+    items = list(range(8))
+    branch_redraw.free_in_steps(items)
+    assert items == [0, 1, 2, 3, 4]  # the first step at once, from the end
+    await asyncio.sleep(0)
+    assert items == [0, 1]
+    await asyncio.sleep(0)
+    assert items == []
