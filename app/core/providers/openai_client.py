@@ -13,7 +13,7 @@ from openai import Omit
 
 from .base import ProviderError
 from .errors.table import classify_exception
-from .request_body import encode_body, has_big_strings
+from .request_body import BodyPieces, body_pieces, has_big_strings, streamed
 
 _tls_lock = threading.Lock()
 _tls_context: ssl.SSLContext | None = None
@@ -35,7 +35,8 @@ def shared_tls_context() -> ssl.SSLContext:
 
 class _Client(openai.AsyncOpenAI):
     """The SDK's client, a body holding images serialized in a worker thread in short steps
-    (``request_body``): the SDK would serialize it on the event loop's thread in one call."""
+    and sent in its pieces (``request_body``): the SDK would serialize it on the event loop's
+    thread in one call."""
 
     async def _prepare_options(self, options: Any) -> Any:
         options = await super()._prepare_options(options)
@@ -45,8 +46,11 @@ class _Client(openai.AsyncOpenAI):
             body = {key: value for key, value in merged.items() if not isinstance(value, Omit)}
         mergeable = extra is None or isinstance(extra, dict)
         if isinstance(body, dict) and mergeable and has_big_strings(body):
-            options.json_data = await asyncio.to_thread(encode_body, body)
-            options.extra_json = None
+            pieces = BodyPieces(await asyncio.to_thread(body_pieces, body))
+            content, length = streamed(pieces)  # sent in its pieces, never joined
+            options.content, options.json_data, options.extra_json = content, None, None
+            headers = options.headers if isinstance(options.headers, dict) else {}
+            options.headers = {**headers, **length}
         return options
 
 

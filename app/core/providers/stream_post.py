@@ -8,7 +8,8 @@ request (the key, its headers, timeouts, its exceptions for an HTTP error), and 
 comes back as the SDK's ``AsyncStream`` over the raw response, as a typed call gives it. The
 body is written in steps with the event loop handed over between them, and an item holding
 images (megabytes of data URLs) in a worker thread (``request_body``), so the window's thread
-is never held by it.
+is never held by it. A body holding images is sent in its pieces (``BodyPieces``), never
+copied into one object.
 """
 
 from __future__ import annotations
@@ -17,17 +18,18 @@ from typing import Any
 
 from openai import AsyncOpenAI, AsyncStream, RequestOptions
 
-from .request_body import encode_request
+from .request_body import encode_request, streamed
 
 
 async def stream_post(
     client: AsyncOpenAI, path: str, body: dict[str, Any], extra_headers: dict[str, str] | None
 ) -> AsyncStream[Any]:
     """POST ``body`` (wire JSON) to ``path`` and return the response's stream, unread."""
+    content, length = streamed(await encode_request(body))  # in steps: the window draws
+    headers = {**(extra_headers or {}), **length}
     options: RequestOptions = {}
-    if extra_headers:
-        options["headers"] = extra_headers
-    content = await encode_request(body)  # in steps: the window draws meanwhile
+    if headers:
+        options["headers"] = headers
     return await client.post(
         path, cast_to=object, content=content, options=options, stream=True,
         stream_cls=AsyncStream[Any],

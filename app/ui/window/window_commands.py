@@ -50,6 +50,7 @@ class WindowCommands(SessionView):
 
         self.handover.begin("reading")
         self.controller.submit(ops.InspectAttachments(paths=paths))
+        self.transcript.images.start()  # their thumbnails' decoder, ready before the send
 
     def _attachments_changed(self) -> None:
         if not self.composer.attachments.reading():  # answered, removed, or sent

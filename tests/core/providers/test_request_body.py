@@ -16,9 +16,12 @@ from app.core.providers import request_body
 from app.core.providers.request_body import (
     BIG_STRING,
     STEP_ITEMS,
+    BodyPieces,
+    body_pieces,
     encode_body,
     encode_request,
     has_big_strings,
+    streamed,
 )
 from app.core.system.fastjson import dumps
 from app.demo import Reply
@@ -69,7 +72,9 @@ async def test_a_long_body_is_written_as_one_write_would_write_it() -> None:
         "text": {"verbosity": "low"}, "store": False,
     }
     encoded = await encode_request(body)
-    assert encoded == dumps(body) == openapi_dumps(body)
+    assert isinstance(encoded, BodyPieces)  # it holds an image: in pieces
+    assert encoded.joined() == dumps(body) == openapi_dumps(body)
+    assert encoded.length == len(encoded.joined())
     assert await encode_request({}) == b"{}"
     assert await encode_request({"input": []}) == b'{"input":[]}'
 
@@ -104,11 +109,14 @@ async def test_an_image_of_a_megabyte_reaches_the_server_intact(
 
     threads: list[str] = []
 
-    def spied(body: object) -> bytes:
+    def spied(body: object) -> list[bytes]:
         threads.append(threading.current_thread().name)
-        return encode_body(body)
+        return body_pieces(body)
 
-    monkeypatch.setattr(request_body, "encode_body", spied)
+    monkeypatch.setattr(request_body, "body_pieces", spied)
+    import app.core.providers.openai_client as client_module
+
+    monkeypatch.setattr(client_module, "body_pieces", spied)
     shot = tmp_path / "noise.png"
     Image.frombytes("RGB", (700, 700), os.urandom(700 * 700 * 3)).save(shot)
     server.enqueue(Reply(text="Seen."), endpoint=wire)
@@ -123,5 +131,34 @@ async def test_an_image_of_a_megabyte_reaches_the_server_intact(
         assert body["model"] and body["stream"] is True  # the merged extra body is all there
     assert len(url) > BIG_STRING
     assert base64.b64decode(url.split(",", 1)[1]) == shot.read_bytes()
+    # Sent in its pieces with the body's length, not chunked (not every server reads that).
+    headers = server.requests_to(wire)[0].headers
+    assert "transfer-encoding" not in headers
+    assert int(headers["content-length"]) == len(server.requests_to(wire)[0].raw)
     assert threads and threads[0] != threading.main_thread().name  # in a worker, once
     await session.close()
+
+
+async def test_the_big_data_urls_are_pieces_of_their_own_and_the_rest_is_joined() -> None:
+    url = _url(100_000)
+    body = {"model": "m", "input": [*_history(30), {"role": "user", "content": [
+        {"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": url},
+    ]}, *_history(5)]}
+    encoded = await encode_request(body)
+    assert isinstance(encoded, BodyPieces)
+    before, image, after = encoded.pieces  # not one piece an item: thousands of writes
+    assert image == url.encode("ascii")  # the image as it is, never copied into the rest
+    assert before.endswith(b'"image_url":"') and after.startswith(b'"}]}')
+    content, headers = streamed(encoded)
+    assert content is encoded and headers == {"Content-Length": str(len(encoded.joined()))}
+    assert [piece async for piece in encoded] == encoded.pieces  # sent piece by piece
+    assert [piece async for piece in encoded] == encoded.pieces  # and again, on a retry
+    small = await encode_request({"model": "m", "input": _history(3)})
+    assert isinstance(small, bytes) and streamed(small) == (small, {})
+
+
+def test_body_pieces_join_to_the_whole_body() -> None:
+    body = {"input": [_url(BIG_STRING), "x", _url(10)]}
+    pieces = body_pieces(body)
+    assert b"".join(pieces) == encode_body(body) == openapi_dumps(body)
+    assert all(pieces)  # no empty piece

@@ -31,6 +31,9 @@ def test_pasting_files_shows_chips_with_their_cost_and_sends_them(
     data.setUrls([QUrl.fromLocalFile(str(notes)), QUrl.fromLocalFile(str(shot))])
     window.composer.edit.insertFromMimeData(data)  # what Ctrl+V does with copied files
     qtbot.waitUntil(lambda: _chips_ready(window), timeout=5000)
+    # The thumbnails' decoder is started with the attaching, not while the sent message's
+    # row is built (its start then waited for the request's workers).
+    assert window.transcript.images.started
     labels = [c.label.text() for c in window.composer.attachments.chips]
     assert labels[0].startswith("notes.md · 11 B · ") and labels[0].endswith(" tokens")
     assert labels[1].endswith("· 1,105 tokens")
