@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -49,7 +50,7 @@ class _Client(openai.AsyncOpenAI):
             pieces = BodyPieces(await asyncio.to_thread(body_pieces, body))
             content, length = streamed(pieces)  # sent in its pieces, never joined
             options.content, options.json_data, options.extra_json = content, None, None
-            headers = options.headers if isinstance(options.headers, dict) else {}
+            headers = options.headers if isinstance(options.headers, Mapping) else {}
             options.headers = {**headers, **length}
         return options
 

@@ -6,8 +6,9 @@ is not read into a list and its tree is not noted a second time. The fork's file
 its own meta record, which names the session and turn it came from, and holds the lines of the
 path's records byte for byte as they were written (turn ids included: a turn keeps its id in
 the fork); a record is parsed to decide, then let go, and only the spans of its line are kept
-(re-encoding the records of a 5 000-turn path cost more than reading them). Compactions, pins, summary edits
-and undos on the path come along, so the fork's model sees what it saw at that turn.
+(re-encoding the records of a 5 000-turn path cost more than reading them). Compactions, pins,
+summary edits and undos on the path come along, so the fork's model sees what it saw at that
+turn.
 """
 
 from __future__ import annotations

@@ -132,8 +132,10 @@ def test_a_fork_gives_the_interval_back_once_written(
     window = chatted(qtbot, make_window, server)
     before = sys.getswitchinterval()
     source = window.session.id
-    assert window.controller.branches.fork_last()
-    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source,
-                    timeout=5000)
+    # Until the fork is open: the opening holds a quick hand-over of its own until it ends
+    # (the session is set before its conversation is drawn).
+    with qtbot.waitSignal(window.controller.session_opened, timeout=5000,
+                          check_params_cb=lambda opened: opened != source):
+        assert window.controller.branches.fork_last()
     wait_idle(qtbot, window)
     assert sys.getswitchinterval() == before
