@@ -60,10 +60,10 @@ def test_fork_from_a_rows_menu_opens_the_fork_listed_under_its_source(
     source = window.session.id
     first_answer = window.transcript.message_rows("assistant")[0]
 
-    entries = choose_from_context_menu(qtbot, first_answer.widget, FORK_TEXT)
+    with qtbot.waitSignal(window.controller.session_opened, timeout=5000,
+                          check_params_cb=lambda opened: opened != source):  # the fork, open
+        entries = choose_from_context_menu(qtbot, first_answer.widget, FORK_TEXT)
     assert entries[0].startswith("Pin")  # the row's menu also pins
-    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source,
-                    timeout=5000)
     wait_idle(qtbot, window)
     # The fork holds the conversation up to and including that row's turn.
     qtbot.waitUntil(lambda: texts(window) == ["plan the garden", "Beds first."], timeout=5000)
@@ -86,9 +86,9 @@ def test_slash_fork_forks_at_the_last_turn(qtbot: Any, make_window: Any, server:
     chat(qtbot, window, server, "one", "1.")
     chat(qtbot, window, server, "two", "2.")
     source = window.session.id
-    type_and_send(qtbot, window, "/fork")
-    qtbot.waitUntil(lambda: window.session is not None and window.session.id != source,
-                    timeout=5000)
+    with qtbot.waitSignal(window.controller.session_opened, timeout=5000,
+                          check_params_cb=lambda opened: opened != source):  # the fork, open
+        type_and_send(qtbot, window, "/fork")
     qtbot.waitUntil(lambda: texts(window) == ["one", "1.", "two", "2."], timeout=5000)
     # The fork goes on on its own: its next message follows the whole path.
     chat(qtbot, window, server, "three", "3.")
