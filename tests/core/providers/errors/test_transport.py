@@ -137,6 +137,9 @@ def test_the_secrets_given_are_scrubbed_from_message_and_details() -> None:
     assert cut.message == "the response stream was cut: lost [redacted]"
     ends_in_x = unreachable_error(OSError("bad reply from proxy-X."), BASE_URL, ())
     assert ": bad reply from proxy-X. Check" in ends_in_x.message
+    # A reason no rule knows is still a connection failure (retried, told as one).
+    assert (error.category, ends_in_x.category) == ("connection", "connection")
+    assert error.code is None and ends_in_x.retryable
 
 
 def test_a_reason_found_in_an_inner_errors_type_name() -> None:
