@@ -124,66 +124,53 @@ def streamed(content: bytes | BodyPieces) -> tuple[bytes | BodyPieces, dict[str,
     return content, {}
 
 
-class _Gathered:
-    """Pieces as :func:`encode_request` writes them: small ones gathered and joined between
-    the big ones (a long history is thousands of small pieces: one each would be a write to
-    the socket each)."""
-
-    def __init__(self) -> None:
-        self.out: list[bytes] = []
-        self._small: list[bytes] = []
-
-    def add(self, piece: bytes) -> None:
-        if len(piece) >= BIG_STRING:
-            self._flush()
-            self.out.append(piece)
-        else:
-            self._small.append(piece)
-
-    def _flush(self) -> None:
-        if self._small:
-            self.out.append(b"".join(self._small))
-            self._small = []
-
-    def result(self) -> bytes | BodyPieces:
-        self._flush()
-        if len(self.out) == 1:
-            return self.out[0]
-        return BodyPieces(self.out) if self.out else b""
-
-
 async def encode_request(body: dict[str, Any]) -> bytes | BodyPieces:
     """``body`` as the JSON bytes :func:`encode_body` writes (the same as ``fastjson.dumps``),
     a list's items written one by one with a turn of the event loop every :data:`STEP_BYTES`
     or :data:`STEP_ITEMS`; an item holding a big data URL is written in a worker thread, and
-    then the body comes back in pieces (``BodyPieces``) rather than joined."""
-    pieces = _Gathered()
+    then the body comes back in pieces (``BodyPieces``): each big data URL a piece of its own,
+    the small pieces between them joined (a long history is thousands of them, and each piece
+    is a write to the socket)."""
+    out: list[bytes] = []  # pieces done: the big ones, and the small ones joined
+    small: list[bytes] = []  # small pieces since the last big one (the usual case: all)
     written, items = 0, 0
     for index, (key, value) in enumerate(body.items()):
-        for piece in (b"," if index else b"{", dumps(key), b":"):
-            pieces.add(piece)
+        small += (b"," if index else b"{", dumps(key), b":")
         if not isinstance(value, list):
-            for piece in await _encode_value(value):
-                pieces.add(piece)
+            await _encode_value(value, small, out)
             continue
-        pieces.add(b"[")
+        small.append(b"[")
         for position, item in enumerate(value):
             if position:
-                pieces.add(b",")
-            size = 0
-            for piece in await _encode_value(item):
-                pieces.add(piece)
-                size += len(piece)
+                small.append(b",")
+            size = await _encode_value(item, small, out)
             written, items = written + size, items + 1
             if written >= STEP_BYTES or items >= STEP_ITEMS:
                 written, items = 0, 0
                 await asyncio.sleep(0)  # the window's timers and paints run between steps
-        pieces.add(b"]")
-    pieces.add(b"}" if body else b"{}")
-    return pieces.result()
+        small.append(b"]")
+    small.append(b"}" if body else b"{}")
+    if not out:
+        return b"".join(small)
+    out.append(b"".join(small))
+    return BodyPieces(out)
 
 
-async def _encode_value(value: Any) -> list[bytes]:
-    if has_big_strings(value):
-        return await asyncio.to_thread(body_pieces, value)
-    return [dumps(value)]
+async def _encode_value(value: Any, small: list[bytes], out: list[bytes]) -> int:
+    """Write ``value`` after ``small``'s pieces (a big data URL, once ``small`` is joined, into
+    ``out`` as a piece of its own); the bytes written."""
+    if not has_big_strings(value):
+        piece = dumps(value)
+        small.append(piece)
+        return len(piece)
+    size = 0
+    for piece in await asyncio.to_thread(body_pieces, value):
+        size += len(piece)
+        if len(piece) >= BIG_STRING:
+            if small:
+                out.append(b"".join(small))
+                small.clear()
+            out.append(piece)
+        else:
+            small.append(piece)
+    return size
