@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..attachments.store import files_folder, share_files
 from ..conversation.tree import TurnTree, on_path_of
-from ..items import attachment_parts, is_injected_context, is_message
+from ..items import attachment_parts
 from ..rollout.lock import SessionInUse
 from ..rollout.reader import read_rollout_lines
 from ..rollout.store import RolloutRecord, RolloutWriteError, RolloutWriter, rollout_path
 from ..system.collector import collector_paused
 from .index import SESSION_TITLE_RECORD, SessionIndex
 from .record import now
-from .summary import SessionInfo
+from .summary import SessionSummary
 from .titles import make_title
 
 if TYPE_CHECKING:
@@ -62,20 +62,25 @@ def write_fork(
     half-written fork is removed."""
     if turn_id not in tree:
         raise ForkError(f"this conversation has no turn {turn_id!r}")
-    try:
-        lines, kept = _path_lines(source, tree, turn_id)
-    except OSError as exc:
-        raise ForkError(f"the conversation's file could not be read ({exc})") from exc
     fork_id = str(uuid.uuid4())
     path = rollout_path(config.sessions_dir, fork_id)
     name = make_title(f"{title or tree.labels.get(tree.path(turn_id)[0], '')} (fork)")
+    created_at = now()
     meta = {
         "id": fork_id,
-        "created_at": now(),
+        "created_at": created_at,
         "model": config.model,
         "forked_from": {"session_id": source_id, "turn_id": turn_id},
         "coco_version": _version(),
     }
+    # Its list entry summed up as the list would from its file: its own records first.
+    summary = SessionSummary(fork_id)
+    summary.add(RolloutRecord(1, created_at, "session_meta", meta))
+    summary.add(RolloutRecord(2, created_at, SESSION_TITLE_RECORD, {"title": name}))
+    try:
+        lines, kept = _path_lines(source, tree, turn_id, summary)
+    except OSError as exc:
+        raise ForkError(f"the conversation's file could not be read ({exc})") from exc
     # The session list's index, read before the fork's file exists: read after, it found a
     # file it did not know and summarised it, reading all the fork wrote once more.
     index = SessionIndex(config.sessions_dir)
@@ -97,58 +102,45 @@ def write_fork(
         raise ForkError(_words(exc)) from exc
     writer.close()
     try:  # its entry from what was written (the file is not read again)
-        entry = kept.entry(fork_id, name, str(meta["created_at"]))
-        index.upsert(replace(entry, forked_from=source_id))
+        index.upsert(summary.result(path))
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
 
 
-@dataclass
 class _Kept:
-    """What the session list and the attachments need of the records a fork keeps, taken as
-    they go by: the messages, the last token count and time, the stored files named."""
+    """What the records a fork keeps hold, taken as they go by: its session list entry (as the
+    list would sum it up from the fork's file) and the stored files its messages name."""
 
-    messages: int = 0
-    tokens: int = 0
-    updated_at: str | None = None
-    stored_names: list[str] = field(default_factory=list)
+    def __init__(self, summary: SessionSummary) -> None:
+        self.summary = summary
+        self.stored_names: list[str] = []
 
     def see(self, record: RolloutRecord) -> None:
+        self.summary.add(record)
         kind, payload = record.type, record.payload
-        self.updated_at = record.timestamp
         if kind == "response_item":
             item = payload.get("item")
             if isinstance(item, dict):
                 self._stored(item)
-                if is_message(item):
-                    self.messages += not is_injected_context(item)
         elif kind == "compacted":  # a compaction's kept messages
             history = payload.get("replacement_history")
             for each in history if isinstance(history, list) else []:
                 if isinstance(each, dict):
                     self._stored(each)
-        elif kind == "event" and payload.get("kind") == "token_count":
-            total = payload.get("total")
-            self.tokens = total if isinstance(total, int) else self.tokens
 
     def _stored(self, item: dict[str, Any]) -> None:
         for part in attachment_parts(item):
             self.stored_names.extend(str(part.get(key) or "") for key in ("file", "sent_file"))
 
-    def entry(self, fork_id: str, title: str, created_at: str) -> SessionInfo:
-        return SessionInfo(
-            id=fork_id, title=title, created_at=created_at,
-            updated_at=self.updated_at or created_at,
-            tokens=self.tokens, message_count=self.messages,
-        )
 
-
-def _path_lines(source: Path, tree: TurnTree, turn_id: str) -> tuple[bytes, _Kept]:
+def _path_lines(
+    source: Path, tree: TurnTree, turn_id: str, summary: SessionSummary
+) -> tuple[bytes, _Kept]:
     """The lines of ``source``'s records on the path to ``turn_id`` that a fork copies (read
     once; runs of neighbouring lines joined as one slice), and what they hold."""
     on_path = on_path_of(tree, turn_id)
-    kept = _Kept()
+    kept = _Kept(summary)
     read = 0
     lines = b""
 

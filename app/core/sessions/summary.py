@@ -52,7 +52,7 @@ def _mtime_iso(path: Path) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class _Summary:
+class SessionSummary:
     """Accumulates a session's index entry over rollout records, from scratch or from an
     existing entry (then only records appended since need reading)."""
 
@@ -126,7 +126,7 @@ def summarize_rollout(path: Path) -> SessionInfo:
     "New conversation". ``updated_at`` is the last record's time (renames do not count);
     ``tokens`` is the last ``token_count`` event's total.
     """
-    summary = _Summary(path.stem)
+    summary = SessionSummary(path.stem)
 
     def add_all(records: Iterable[RolloutRecord]) -> None:
         for record in records:
@@ -147,7 +147,7 @@ def _summarize_appended(info: SessionInfo, path: Path, offset: int) -> tuple[Ses
         if file.read(1) != b"\n":
             raise ValueError("not at a line boundary")
         tail = file.read()
-    summary = _Summary(info.id, base=info)
+    summary = SessionSummary(info.id, base=info)
     for line in tail.split(b"\n"):
         if line.strip():
             record = parse_record(line, 0)

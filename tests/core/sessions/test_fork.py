@@ -136,6 +136,13 @@ def test_the_list_entry_comes_from_what_was_copied_and_the_fork_is_not_read_agai
         "Soil (fork)", "src", 3, 120,  # q1, A1, the edited q2; t2's count is not on the path
     )
     assert entry.updated_at == "2026-01-01T00:00:09.000Z"
+    # The same entry the list makes when it reads the fork's file (a rebuild agrees).
+    from app.core.sessions.summary import summarize_rollout
+
+    read_back = summarize_rollout(config.sessions_dir / f"{made.session_id}.jsonl")
+    assert (read_back.title, read_back.forked_from, read_back.message_count, read_back.tokens,
+            read_back.updated_at) == (entry.title, entry.forked_from, entry.message_count,
+                                      entry.tokens, entry.updated_at)
 
 
 def test_an_unknown_turn_and_a_changed_file_are_refused_in_words(config: CoreConfig) -> None:
