@@ -126,6 +126,12 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
     "app/core/compaction/summary_edit.py": (
         "tests/core/compaction/", "tests/e2e/test_summary_edit.py",
     ),
+    # Reached by the e2e tests only: a compaction run end to end, its paths, pins and edits.
+    "app/core/compaction/runner.py": (
+        "tests/core/compaction/test_runner.py", "tests/core/session/test_manual_compaction.py",
+        "tests/e2e/test_compaction.py", "tests/e2e/test_compaction_room.py",
+        "tests/e2e/test_remote_forms.py",
+    ),
     "app/core/tokens/calibration.py": (
         "tests/core/tokens/test_calibration.py", "tests/core/session/test_usage_meter.py",
     ),
