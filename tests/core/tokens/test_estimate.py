@@ -50,3 +50,36 @@ def test_an_item_costs_its_counted_text_its_opaque_part_and_the_overhead() -> No
     }
     # The readable summary goes through the count; the encrypted part by the byte rule.
     assert item_tokens(reasoning, lambda text: 100 * len(text)) == 300 + 10 + ITEM_OVERHEAD_TOKENS
+
+
+def test_a_cut_inside_a_character_moves_back_for_the_head_and_forward_for_the_tail() -> None:
+    # "a", a hundred two-byte characters, "b": the head's 10 bytes end inside the fifth "é"
+    # (it stops before it), the tail's 10 bytes begin inside one (it starts after it).
+    text = "a" + "é" * 100 + "b"
+    assert truncate_middle(text, 5) == ("aéééé…46 tokens truncated…ééééb", 46)
+
+
+def test_one_token_keeps_two_bytes_each_side() -> None:
+    assert truncate_middle("abcdefghij", 1) == ("ab…2 tokens truncated…ij", 2)
+    assert truncate_middle("abcdefghij", 0) == ("…3 tokens truncated…", 3)
+
+
+def test_lone_surrogates_are_cut_and_kept_as_they_came() -> None:
+    # Possible in JSON a model sends: counting and cutting must not raise.
+    text = "\ud800" + "a" * 100 + "\udfff"
+    assert truncate_middle(text, 5) == (
+        "\ud800" + "a" * 7 + "…22 tokens truncated…" + "a" * 7 + "\udfff",
+        22,
+    )
+
+
+def test_a_users_image_is_counted_by_its_tokens_and_only_a_users() -> None:
+    image = {"type": items.ATTACHMENT, "kind": "image", "name": "a.png", "tokens": 765}
+    user = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Look."}, image],
+    }
+    assistant = {**user, "role": "assistant"}
+    assert item_tokens(user, len) - item_tokens(assistant, len) == 765
+    assert item_tokens(user, len) > 765

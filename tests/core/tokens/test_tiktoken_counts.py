@@ -18,7 +18,9 @@ from app.core.tokens.tiktoken_counts import (
 def byte_encoding() -> tiktoken.Encoding:
     """Every byte is one token, so exact counts differ from the byte rule's."""
     return tiktoken.Encoding(
-        "bytes", pat_str=r"\S+|\s+", mergeable_ranks={bytes([i]): i for i in range(256)},
+        "bytes",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks={bytes([i]): i for i in range(256)},
         special_tokens={},
     )
 
@@ -57,3 +59,26 @@ def test_a_huge_text_is_estimated_from_samples() -> None:
     mixed = ("plain words and more " * 1000 + "日本語のテキスト" * 500) * 20
     estimate = sampled_estimate(byte_encoding(), mixed)
     assert abs(estimate - len(mixed.encode())) <= len(mixed.encode()) // 4
+
+
+class _BufferOnly:
+    """An encoding whose ordinary path (a list built holding the interpreter) must not run."""
+
+    def __init__(self, real: tiktoken.Encoding) -> None:
+        self._core_bpe = real._core_bpe
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        raise AssertionError("counted through the list, not the token buffer")
+
+
+def test_where_tiktoken_has_a_token_buffer_the_count_goes_through_it() -> None:
+    encoder = byte_encoding()
+    count = _encoded_length(_BufferOnly(encoder), "héllo wörld")  # type: ignore[arg-type]
+    assert count == len(encoder.encode_ordinary("héllo wörld")) and type(count) is int
+
+
+def test_a_text_of_exactly_one_step_is_counted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tiktoken_counts, "COUNT_STEP_CHARS", 10)
+    steps: list[int] = []
+    assert _count_in_steps(byte_encoding(), "x" * 10, steps.append) == 10 and steps == []
+    assert _count_in_steps(byte_encoding(), "x" * 11, steps.append) == 11 and steps == [10, 11]
