@@ -47,6 +47,10 @@ def spec_for(data: bytes) -> _EncodingSpec:
         ("gpt-4o", "o200k_base"),
         ("GPT-4.1", "o200k_base"),
         ("some-local-model", "o200k_base"),
+        ("davinci-002", "cl100k_base"),
+        ("babbage-002", "cl100k_base"),
+        # The last part of a path names the model, however many parts come before it.
+        ("hub/openai/gpt-4", "cl100k_base"),
     ],
 )
 def test_the_encoding_a_model_uses(model: str, encoding: str) -> None:
@@ -76,9 +80,7 @@ def test_a_cached_file_is_used_only_when_its_checksum_matches(tmp_path: Path) ->
     assert _parse_bpe(DATA) == {bytes([i]): i for i in range(4)}
 
 
-def test_a_download_is_checked_then_cached(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_download_is_checked_then_cached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     asked: list[tuple[str, float]] = []
 
     def fake_urlopen(url: str, timeout: float) -> io.BytesIO:
@@ -96,3 +98,42 @@ def test_a_download_is_checked_then_cached(
     assert (tmp_path / "cache" / spec.cache_file_name).read_bytes() == DATA
     assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / spec.cache_file_name]
     assert asked == [(spec.url, tokenizer_files.DOWNLOAD_TIMEOUT_SECONDS)] * 2
+
+
+def test_a_download_is_cached_in_a_folder_that_exists_already(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: io.BytesIO(DATA))
+    spec = spec_for(DATA)
+    (tmp_path / "cache").mkdir()
+    assert _download_bpe(spec, tmp_path / "cache") == DATA
+    assert (tmp_path / "cache" / spec.cache_file_name).read_bytes() == DATA
+
+
+def test_an_unwritable_cache_is_logged_with_its_folder_and_the_download_still_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: io.BytesIO(DATA))
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    with caplog.at_level("INFO", logger=tokenizer_files.log.name):
+        assert _download_bpe(spec_for(DATA), blocked / "cache") == DATA
+    (record,) = caplog.records
+    assert record.getMessage().startswith(
+        f"could not cache tokenizer file in {blocked / 'cache'}: "
+    )
+    assert len(record.getMessage()) > len(
+        f"could not cache tokenizer file in {blocked / 'cache'}: "
+    )
+
+
+def test_a_cached_file_that_does_not_match_is_logged_by_its_path(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = spec_for(DATA)
+    (tmp_path / spec.cache_file_name).write_bytes(DATA + b"tampered")
+    with caplog.at_level("WARNING", logger=tokenizer_files.log.name):
+        assert _read_cached_bpe(spec, tmp_path) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"tokenizer file {tmp_path / spec.cache_file_name} does not match its checksum; ignoring it"
+    ]

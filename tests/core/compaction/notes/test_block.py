@@ -49,8 +49,10 @@ def test_the_block_is_recognised_by_its_label_in_either_content_form() -> None:
     item = BLOCK.item()
     assert is_notes_message(item)
     parts = user_message(BLOCK.text())
-    parts["content"] = [{"type": "input_text", "text": BLOCK.text()}, {"type": "input_text",
-                                                                      "text": "more"}]
+    parts["content"] = [
+        {"type": "input_text", "text": BLOCK.text()},
+        {"type": "input_text", "text": "more"},
+    ]
     assert is_notes_message(parts)
     assert not is_notes_message(user_message(f"Please keep {NOTES_LABEL} in mind"))
     assert not is_notes_message(assistant_message(BLOCK.text()))  # only a user message
@@ -61,3 +63,30 @@ def test_previous_notes_are_the_newest_block_of_the_history() -> None:
     history = [older.item(), user_message("hello"), BLOCK.item(), user_message("again")]
     assert previous_notes(history).notes == BLOCK.notes
     assert previous_notes([user_message("no block here")]) == CarriedOver()
+
+
+def test_reading_a_block_back_takes_only_the_entries_under_its_headings() -> None:
+    lines = (
+        "- a stray line before any heading",
+        NOTES_HEADING,
+        "Some words that are not an entry",
+        "- `make` runs the tests, says the user",
+        COMMANDS_HEADING,
+        "- `pytest -q`",
+        "- `",
+        "- ``",
+    )
+    read = notes_from_text("\n".join(lines))
+    # Backticks are taken off commands only, and only around something.
+    assert read.notes == ("`make` runs the tests, says the user",)
+    assert read.commands == ("pytest -q", "`")
+
+
+def test_a_block_is_recognised_in_any_shape_of_message_content() -> None:
+    block = f"{NOTES_LABEL} Kept."
+    assert is_notes_message(user_message(block))
+    assert is_notes_message({"type": "message", "role": "user", "content": block})
+    assert is_notes_message({"type": "message", "role": "user", "content": [block]})
+    assert not is_notes_message({"type": "message", "role": "user", "content": {"text": block}})
+    assert not is_notes_message({"type": "message", "role": "user"})
+    assert not is_notes_message({"type": "message", "role": "user", "content": []})
