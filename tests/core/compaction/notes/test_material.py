@@ -175,3 +175,32 @@ def test_the_notes_of_the_leaving_messages_are_read_once_per_material(
     assert material.notes_of(20, 25, 48) == extract_many(list(material.messages[20:25]), 48)
     assert material.notes_of(0, 20, 4) == extract_many(list(material.messages[:20]), 4)
     assert calls == [20, 5, 20]
+
+
+def test_the_users_messages_are_read_without_injected_blocks_and_with_their_attachments() -> None:
+    from app.core.attachments.parts import stand_in
+    from app.core.items import ATTACHMENT, INJECTED_PREFIXES
+
+    part = {"type": ATTACHMENT, "kind": "file", "name": "notes.txt", "size": 12, "text": "x"}
+    with_file = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "See the file."}, part],
+    }
+    history = [
+        user_message(f"  \n{INJECTED_PREFIXES[0]}cwd</environment_context>"),
+        with_file,
+        user_message("Thanks."),
+    ]
+    material = read_notes_material(history)
+    assert list(material.messages) == [f"See the file.\n\n{stand_in(part)}", "Thanks."]
+    assert "notes.txt" in stand_in(part)
+
+
+def test_a_history_given_as_a_tuple_is_read_once_too() -> None:
+    reader = NotesReader()
+    history = tuple(item for i in range(3) for item in _turn(i))
+    first = reader(history)  # type: ignore[arg-type]
+    assert reader(history) is first  # type: ignore[arg-type]
+    fresh = read_notes_material(list(history))
+    assert list(first.messages) == list(fresh.messages) and first.traffic == fresh.traffic
