@@ -82,3 +82,53 @@ def test_a_text_of_exactly_one_step_is_counted_at_once(monkeypatch: pytest.Monke
     steps: list[int] = []
     assert _count_in_steps(byte_encoding(), "x" * 10, steps.append) == 10 and steps == []
     assert _count_in_steps(byte_encoding(), "x" * 11, steps.append) == 11 and steps == [10, 11]
+
+
+class _OrdinaryOnly:
+    """An older or stricter tiktoken: no token buffer (or no core at all); records what it
+    is asked to count, a token a character."""
+
+    def __init__(self, core: object | None = None) -> None:
+        if core is not None:
+            self._core_bpe = core
+        self.asked: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.asked.append(text)
+        return list(range(len(text)))
+
+
+def test_without_a_token_buffer_the_ordinary_count_is_used() -> None:
+    assert _encoded_length(_OrdinaryOnly(), "hello") == 5  # type: ignore[arg-type]
+    assert _encoded_length(_OrdinaryOnly(core=object()), "hello") == 5  # type: ignore[arg-type]
+
+
+def test_a_step_ends_where_its_line_break_is_followed_by_text() -> None:
+    assert _step_end("ab\ncd", 0, 5) == 5  # the step reaches the end: the whole text
+    assert _step_end("\nabcdefgh", 0, 5) == 5  # a break at the step's start is no end
+    assert _step_end("abcd\nx  efgh", 0, 8) == 5  # text right after the break
+    # Breaks followed by spaces are passed over, back to the nearest one followed by text.
+    assert _step_end("ab\ncd\ne\n  fghij", 0, 10) == 6
+
+
+def test_progress_is_told_from_where_the_part_began() -> None:
+    told: list[tuple[int, int]] = []
+    tiktoken_counts._report_from(lambda done, whole: told.append((done, whole)), 10, 100, 5)
+    assert told == [(15, 100)]
+
+
+def test_the_samples_begin_at_the_start_end_at_the_end_and_are_spread_evenly() -> None:
+    text = "".join(chr(ord("a") + n % 26) for n in range(tiktoken_counts._SAMPLES * 50))
+    spy = _OrdinaryOnly()
+    assert sampled_estimate(spy, text) == len(text)  # type: ignore[arg-type]
+    size = len(text) // tiktoken_counts._SAMPLES
+    assert len(spy.asked) == tiktoken_counts._SAMPLES
+    assert all(len(piece) == size for piece in spy.asked)
+    assert spy.asked[0] == text[:size] and spy.asked[-1] == text[-size:]
+    # A text four samples long is sampled whole, each quarter once, in order.
+    assert "".join(spy.asked) == text
+
+
+def test_a_short_text_is_estimated_by_the_byte_rule_down_to_one_token() -> None:
+    assert sampled_estimate(None, "abcd" * 32) == 32
+    assert sampled_estimate(None, "a") == 1
