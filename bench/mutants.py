@@ -119,7 +119,10 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
     "app/core/compaction/choose.py": (
         "tests/core/compaction/test_choose.py", "tests/core/compaction/test_compaction_rules.py",
     ),
-    "app/core/compaction/pins.py": ("tests/core/compaction/test_pins.py", "tests/e2e/test_pins.py"),
+    "app/core/compaction/pins.py": (
+        "tests/core/compaction/test_pins.py", "tests/core/compaction/test_pin_edges.py",
+        "tests/e2e/test_pins.py",
+    ),
     "app/core/compaction/counting.py": (
         "tests/core/compaction/test_counting.py", "tests/e2e/test_compaction_room.py",
     ),
