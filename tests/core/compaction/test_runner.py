@@ -102,3 +102,28 @@ async def test_a_compaction_the_server_made_in_a_turn_is_a_marker_with_the_notes
     await collect(session, "compaction_undone")
     assert session.history()[: len(before)] == before
     await session.close()
+
+
+async def test_a_compaction_whose_prompt_cannot_fit_says_so_and_marks_the_context_full(
+    server, make_config
+):
+    session = await Session.open(make_config(context_window=1_000, max_retries=0))
+    await chat(session, server, "q1", "a1")
+    for _ in range(8):  # every trimmed retry of the summary request overflows too
+        server.enqueue(Fault.overflow())
+    events = await run(session, ops.Compact())
+    turn_id = of_type(events, "turn_started")[0].turn_id
+    assert of_type(events, "error") == [
+        p.Error(
+            message=(
+                "Could not compact: not even the compaction prompt fits the model's context "
+                "window. Check the context window in Settings, or start a new conversation."
+            ),
+            kind="context_overflow",
+            turn_id=turn_id,
+        )
+    ]
+    assert of_type(events, "token_count")[-1].total == 1_000  # the context is full
+    assert [e.status for e in of_type(events, "compaction_ended")] == ["failed"]
+    assert events[-1].status == "failed"
+    await session.close()
