@@ -4,33 +4,15 @@ asked for keys that pin nothing."""
 
 from __future__ import annotations
 
-from app.core.compaction.budget import compaction_budget
-from app.core.compaction.pins import PIN_NAME_CHARS, Pin, Pins, pin_name
-from app.core.conversation.history import ContextHistory
-from app.core.conversation.transcript import Transcript
-from app.core.items import Item, function_call, user_message
+from app.core.compaction.pins import PIN_NAME_CHARS, Pin, pin_name
+from app.core.items import function_call, user_message
 from app.core.protocol import Error, PinItem
-from app.core.tokens.counter import TokenCounter
 
-
-def _pins(*items: Item) -> tuple[Pins, list[object]]:
-    transcript = Transcript()
-    for item in items:
-        transcript.add_item(item, "t")
-    events: list[object] = []
-    pins = Pins(
-        transcript=transcript,
-        history=ContextHistory(TokenCounter("gpt-4o", allow_download=False)),
-        count_item=lambda _item: 10,
-        budget=lambda: compaction_budget(None, None, 0),
-        record=lambda *_record: None,
-        emit=events.append,
-    )
-    return pins, events
+from .test_pins import pins_of
 
 
 def test_a_pin_that_cannot_be_recorded_is_refused_in_words_and_nothing_is_pinned() -> None:
-    pins, events = _pins(user_message("Keep this."))
+    pins, events, _records = pins_of(user_message("Keep this."))
 
     def failing(*_record: object) -> None:
         raise OSError("disk full")
@@ -42,7 +24,7 @@ def test_a_pin_that_cannot_be_recorded_is_refused_in_words_and_nothing_is_pinned
 
 
 def test_nothing_can_be_pinned_in_an_empty_conversation() -> None:
-    pins, events = _pins()
+    pins, events, _records = pins_of()
     pins.handle(PinItem(kind="user_message", text="Keep this."))
     assert pins.keys() == []
     assert events == [
@@ -70,6 +52,6 @@ def test_a_beginning_of_exactly_the_shown_length_is_shown_whole() -> None:
 
 
 def test_names_are_given_for_the_keys_that_pin_something_only() -> None:
-    pins, _events = _pins(user_message("Keep this."))
+    pins, _events, _records = pins_of(user_message("Keep this."))
     pins.handle(PinItem(key="pin-0", kind="user_message"))
     assert pins.names(["pin-0", "pin-7"]) == ["your message “Keep this.”"]

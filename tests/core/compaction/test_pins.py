@@ -371,7 +371,7 @@ def test_an_unpin_names_the_kind_it_was_pinned_as_when_the_op_does_not() -> None
     assert (second.row_id, second.tokens, second.in_view) == ("row-1", 100, False)
 
 
-def _pins_of(*items: Item) -> tuple[Pins, list[object], list[tuple[str, dict[str, object]]]]:
+def pins_of(*items: Item) -> tuple[Pins, list[object], list[tuple[str, dict[str, object]]]]:
     transcript = Transcript()
     for item in items:
         transcript.add_item(item, "t")
@@ -387,11 +387,11 @@ def _pins_of(*items: Item) -> tuple[Pins, list[object], list[tuple[str, dict[str
 
 def test_a_pinned_output_carries_its_call_even_as_the_first_item() -> None:
     call, output = function_call("read_file", "{}", "c1"), function_call_output("c1", "text")
-    pins, _events, _records = _pins_of(call, output)
+    pins, _events, _records = pins_of(call, output)
     pins.handle(PinItem(kind="function_call_output", row_id="c1"))
     assert pins.carried(compaction_budget(None, None, 0)).items == [call, output]
     # An output whose call is not in the transcript is carried alone.
-    pins, _events, _records = _pins_of(user_message("u"), function_call_output("c9", "text"))
+    pins, _events, _records = pins_of(user_message("u"), function_call_output("c9", "text"))
     pins.handle(PinItem(kind="function_call_output", row_id="c9"))
     assert pins.carried(compaction_budget(None, None, 0)).items == [
         function_call_output("c9", "text")
@@ -399,7 +399,7 @@ def test_a_pinned_output_carries_its_call_even_as_the_first_item() -> None:
 
 
 def test_a_key_that_names_no_message_is_refused() -> None:
-    pins, events, records = _pins_of(user_message("m0"), user_message("m1"))
+    pins, events, records = pins_of(user_message("m0"), user_message("m1"))
     for key in ("bogus", "pin-", "pin-2"):
         pins.handle(PinItem(key=key, kind="user_message"))
         refused = events[-1]
@@ -415,7 +415,7 @@ def test_a_key_that_names_no_message_is_refused() -> None:
 
 def test_a_pin_record_restores_the_pin_as_it_was() -> None:
     reply = assistant_message("Use port 8443.")
-    pins, events, records = _pins_of(user_message("which port?"), reply)
+    pins, events, records = pins_of(user_message("which port?"), reply)
     pins.handle(PinItem(kind="agent_message", row_id="row-7", text="Use port 8443."))
     pinned = events[-1]
     assert isinstance(pinned, ItemPinned)
@@ -431,7 +431,7 @@ def test_a_pin_record_restores_the_pin_as_it_was() -> None:
     again = events[-1]
     assert isinstance(again, ItemPinned) and again.message == "Already pinned."
     assert (again.kind, again.row_id, again.in_view) == ("agent_message", "row-7", False)
-    resumed, _events, _records = _pins_of(user_message("which port?"), reply)
+    resumed, _events, _records = pins_of(user_message("which port?"), reply)
     resumed.replay(records[0][1])
     carried = resumed.carried(compaction_budget(None, None, 0)).pins
     assert [(p.key, p.kind, p.tokens, p.items) for p in carried] == [
@@ -442,11 +442,11 @@ def test_a_pin_record_restores_the_pin_as_it_was() -> None:
 def test_a_row_is_found_by_its_kind_not_only_its_id_or_text() -> None:
     call1, out1 = function_call("read_file", "{}", "c1"), function_call_output("c1", "one")
     call2, out2 = function_call("read_file", "{}", "c2"), function_call_output("c2", "two")
-    pins, _events, _records = _pins_of(call1, out1, call2, out2)
+    pins, _events, _records = pins_of(call1, out1, call2, out2)
     pins.handle(PinItem(kind="function_call_output", row_id="c1"))
     assert pins.keys() == ["pin-1"]
     # A reply is found among replies: a newer user message with the same text is not it.
-    pins, _events, _records = _pins_of(assistant_message("ok"), user_message("ok"))
+    pins, _events, _records = pins_of(assistant_message("ok"), user_message("ok"))
     pins.handle(PinItem(kind="agent_message", text="ok"))
     assert pins.keys() == ["pin-0"]
 
@@ -454,11 +454,11 @@ def test_a_row_is_found_by_its_kind_not_only_its_id_or_text() -> None:
 def test_a_reply_is_found_by_its_id_else_by_its_text_and_other_kinds_not_at_all() -> None:
     first = {**assistant_message("first"), "id": "msg-1"}
     second = {**assistant_message("second"), "id": "msg-2"}
-    pins, events, _records = _pins_of(first, second)
+    pins, events, _records = pins_of(first, second)
     pins.handle(PinItem(kind="agent_message", row_id="msg-1", text="edited since"))
     pins.handle(PinItem(kind="agent_message", text="second"))
     assert pins.keys() == ["pin-0", "pin-1"]
-    pins, events, _records = _pins_of(first, second)
+    pins, events, _records = pins_of(first, second)
     for op in (
         PinItem(kind="agent_message", row_id="msg-9", text="neither"),
         PinItem(kind="reasoning", text="second"),
@@ -467,7 +467,7 @@ def test_a_reply_is_found_by_its_id_else_by_its_text_and_other_kinds_not_at_all(
         assert isinstance(events[-1], Error)
     assert pins.keys() == []
     # A user message is found among the user's messages.
-    pins, _events, _records = _pins_of(user_message("ok"), assistant_message("ok"))
+    pins, _events, _records = pins_of(user_message("ok"), assistant_message("ok"))
     pins.handle(PinItem(kind="user_message", text="ok"))
     assert pins.keys() == ["pin-0"]
 
@@ -475,11 +475,11 @@ def test_a_reply_is_found_by_its_id_else_by_its_text_and_other_kinds_not_at_all(
 def test_a_pinned_output_carries_the_call_it_answers_and_no_other() -> None:
     call1, call2 = function_call("read_file", "{}", "c1"), function_call("read_file", "{}", "c2")
     output = function_call_output("c1", "text")
-    pins, _events, _records = _pins_of(call1, call2, output)
+    pins, _events, _records = pins_of(call1, call2, output)
     pins.handle(PinItem(kind="function_call_output", row_id="c1"))
     assert pins.carried(compaction_budget(None, None, 0)).items == [call1, output]
     # A call that comes after the output is not the one it answers.
     later = function_call_output("c9", "text")
-    pins, _events, _records = _pins_of(later, function_call("read_file", "{}", "c9"))
+    pins, _events, _records = pins_of(later, function_call("read_file", "{}", "c9"))
     pins.handle(PinItem(kind="function_call_output", row_id="c9"))
     assert pins.carried(compaction_budget(None, None, 0)).items == [later]

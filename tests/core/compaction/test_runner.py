@@ -10,11 +10,7 @@ from app.core.compaction.failure import ENDED_KIND
 from app.core.compaction.notes.block import NOTES_LABEL
 from app.demo import Fault, Reply
 from tests.conftest import collect, of_type, run
-
-
-async def chat(session: Session, server, text: str, answer: str) -> list[p.Event]:
-    server.enqueue(Reply(text=answer))
-    return await run(session, ops.UserTurn(text=text))
+from tests.e2e.test_compaction import chat
 
 
 def compaction_started(events: list[p.Event]) -> p.ItemStarted:
