@@ -91,6 +91,38 @@ def test_once_the_modules_are_loaded_a_message_widget_of_each_role_is_built_ahea
     assert window.transcript.rows == []  # nothing shown: built and dropped
 
 
+def test_the_rows_built_ahead_leave_the_thumbnail_thread_started_and_the_icons_drawn(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed message with attachments does not start the thumbnails' thread (8 ms of
+    waiting for the interpreter) nor render its buttons' icons (those shown on hover too) in
+    the block that shows it: both are done when the rows are built ahead."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    from app.ui.style import icons
+    from app.ui.transcript.message_rows import MessageRow
+    from app.ui.transcript.view import row_host
+
+    loader = preload.Preloader((), then=lambda: None)
+    monkeypatch.setattr(preload, "_PROCESS", loader)
+    monkeypatch.setattr(row_host, "_ROWS_WARMED", False)
+    monkeypatch.setattr(MainWindow, "PREPARE_AFTER_MS", 0)
+    icons._pixmap.cache_clear()  # as in a process that drew none
+    window = make_window()
+    host = window.transcript
+    qtbot.waitUntil(loader.settled.is_set, timeout=10_000)
+    assert host.images.started
+
+    rendered = icons._pixmap.cache_info().misses
+    row = MessageRow(host, "user", "Here they are.")
+    row.attachments = [{"kind": "file", "name": "log.txt", "size": 10}]
+    widget = host.create_row_widget(row)
+    for button in widget.findChildren(QAbstractButton):
+        button.icon().pixmap(button.iconSize(), button.devicePixelRatioF())
+    assert icons._pixmap.cache_info().misses == rendered  # every icon was drawn already
+    widget.deleteLater()
+
+
 def test_the_preload_compiles_the_common_code_lexers_in_its_worker_thread(
     qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

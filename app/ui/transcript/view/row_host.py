@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractButton, QWidget
 
 from ...style.theme import colors, pygments_style_name
 from ..compaction_marker import CompactionRowWidget
@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 
 _ROWS_WARMED = False  # a message widget of each role has been built in this process
+# What the warmed user row shows under its text: a file chip and a thumbnail's box.
+_WARM_ATTACHMENTS: list[dict[str, Any]] = [
+    {"kind": "file", "name": "notes.txt", "size": 1200},
+    {"kind": "image", "name": "screen.png", "width": 3840, "height": 2160, "missing": True},
+]
 
 
 class RowHostArea(VirtualRowArea):
@@ -82,16 +87,29 @@ class RowHostArea(VirtualRowArea):
         of a process cost 8-11 ms more than the next (the renderer's parser and code style,
         the buttons' icons, the first use of the classes and enums they need), and an empty
         session's first message paid it in the block that showed it. Called at idle, once the
-        Markdown modules are loaded (``runtime.preload``)."""
+        Markdown modules are loaded (``runtime.preload``).
+
+        The user's row holds a file and an image (one whose file is missing: nothing is
+        decoded), each widget is painted once off screen and its buttons' icons (those shown
+        on hover too) are rendered: a resumed message with eleven attachments built its
+        strip's classes and style and rendered its icons (4-5 ms) in the block that showed it. The thumbnails' thread is started here too, at idle: started
+        while that row was built, its start waited 8 ms for the interpreter."""
         global _ROWS_WARMED
         if _ROWS_WARMED:
             return
         _ROWS_WARMED = True
         width = self._row_width()
         for role in ("user", "assistant"):
-            widget = self.create_row_widget(MessageRow(self, role, "A *first* `message`."))
-            widget.height_for(width)
+            row = MessageRow(self, role, "A *first* `message`.")
+            if role == "user":
+                row.attachments = _WARM_ATTACHMENTS
+            widget = self.create_row_widget(row)
+            widget.resize(width, widget.height_for(width))
+            widget.grab()
+            for button in widget.findChildren(QAbstractButton):  # the hidden ones' icons too
+                button.icon().pixmap(button.iconSize(), button.devicePixelRatioF())
             widget.deleteLater()
+        self.images.start()
 
     def widget_for(self, row: Any) -> Any:
         """``row``'s widget, showing the row's current text (see ``TranscriptRow.stale``)."""
