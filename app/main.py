@@ -142,6 +142,10 @@ def _ensure_std_streams() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Start Coco; returns the process exit code."""
+    if getattr(sys, "frozen", False):  # a bundled Coco started as its own worker process
+        import multiprocessing  # (``core.system.worker_process``) runs that, and exits here
+
+        multiprocessing.freeze_support()
     words = sys.argv[1:] if argv is None else argv
     if words[:1] == [MCP_EXAMPLE_FLAG]:  # a bundled Coco runs the example MCP server so
         from app.demo.mcp_example import main as serve_example

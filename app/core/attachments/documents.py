@@ -53,6 +53,20 @@ def _binary(name: str) -> AttachmentError:
     )
 
 
+def pdf_file_text(path: str, size: int, name: str) -> tuple[str, int]:
+    """The text of the PDF at ``path`` (see :func:`pdf_text`), read again where it runs (the
+    worker process: its bytes are not copied across); ``size``: its size when it was first
+    read, so that a file changed meanwhile is not read as another."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
+    if len(data) != size:
+        raise AttachmentError(f"{name} changed while it was read: attach it again.")
+    return pdf_text(data, name)
+
+
 def pdf_text(data: bytes, name: str) -> tuple[str, int]:
     """A PDF's text, page by page (each page headed by its number), and its page count."""
     from pypdf import PdfReader

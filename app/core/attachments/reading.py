@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..items import ATTACHMENT
-from .documents import decode_text, pdf_text
+from ..system.worker_process import WorkerProcessDied, run_in_process
+from .documents import decode_text, pdf_file_text
 from .errors import AttachmentError, size_words
 from .images import prepare_image
 from .parts import Part
@@ -89,7 +90,7 @@ def read_attachment(path: Path, store: AttachmentStore) -> Part:
         return image_attachment(data, name, store)
     part: Part = {"type": ATTACHMENT, "kind": kind, "name": name, "size": len(data)}
     if kind == "pdf":
-        text, pages = pdf_text(data, name)
+        text, pages = _pdf_text(path, data, name)
         part.update(mime="application/pdf", pages=pages)
     else:
         text, encoding = decode_text(data, name)
@@ -97,3 +98,14 @@ def read_attachment(path: Path, store: AttachmentStore) -> Part:
     part.update(text=text, lines=text.count("\n") + 1 if text else 0)
     part["file"] = store.put(data, part["mime"])
     return part
+
+
+def _pdf_text(path: Path, data: bytes, name: str) -> tuple[str, int]:
+    """A PDF's text and pages, read in the worker process (pypdf is pure Python: seconds of
+    the interpreter for a large file, see ``system.worker_process``)."""
+    try:
+        return run_in_process(pdf_file_text, str(path), len(data), name)
+    except WorkerProcessDied as exc:
+        raise AttachmentError(
+            f"{name} could not be read: reading it stopped the PDF reader ({exc})."
+        ) from exc

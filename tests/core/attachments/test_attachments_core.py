@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.attachments.documents import decode_text
+from app.core.attachments.documents import decode_text, pdf_file_text
 from app.core.attachments.errors import AttachmentError
 from app.core.attachments.images import image_tokens, scaled_size
 from app.core.attachments.parts import attachment_message, stand_in, with_stand_ins
@@ -17,7 +17,8 @@ from app.core.attachments.wire import stand_in_items, wire_items
 from app.core.compaction.paths.prune import prune_tool_outputs
 from app.core.items import attachment_parts, item_count_parts, user_message
 from app.core.providers.chat_request import chat_messages
-from tests.attachment_files import write_image, write_png
+from app.core.system.worker_process import WorkerProcessDied
+from tests.attachment_files import pdf_bytes, write_image, write_png
 
 
 def test_openai_image_rule() -> None:
@@ -115,3 +116,57 @@ def test_prune_names_an_old_large_file_like_an_old_tool_output(tmp_path: Path) -
     pruned, _ = found
     assert stand_in(attachment_parts(old)[0]) in str(pruned.items[0])
     assert "a line of the log" not in str(pruned.items[0]) and pruned.outputs == 1
+
+
+def test_a_pdfs_text_is_read_in_the_worker_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pypdf is pure Python: seconds of the interpreter for a large file, so the text is read
+    in the worker process; what it reads there is the file the part stores."""
+    from app.core.attachments import reading
+
+    asked: list[tuple[object, ...]] = []
+    run = reading.run_in_process
+
+    def spy(function: object, *args: object) -> object:
+        asked.append((function, *args))
+        return run(function, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading, "run_in_process", spy)
+    report = tmp_path / "report.pdf"
+    report.write_bytes(pdf_bytes([["Quarterly figures"], ["zebracorn revenue rose"]]))
+    part = read_attachment(report, AttachmentStore(tmp_path / "store"))
+    assert part["pages"] == 2 and "zebracorn revenue rose" in part["text"]
+    assert asked == [(pdf_file_text, str(report), report.stat().st_size, "report.pdf")]
+
+
+def test_a_pdf_changed_while_it_is_read_is_refused_in_words(tmp_path: Path) -> None:
+    report = tmp_path / "report.pdf"
+    data = pdf_bytes([["Quarterly figures"]])
+    report.write_bytes(data)
+    assert pdf_file_text(str(report), len(data), "report.pdf")[1] == 1
+    with pytest.raises(AttachmentError, match="report.pdf changed while it was read"):
+        pdf_file_text(str(report), len(data) + 1, "report.pdf")
+    report.unlink()
+    with pytest.raises(AttachmentError, match="report.pdf could not be read: No such file"):
+        pdf_file_text(str(report), len(data), "report.pdf")
+
+
+def test_a_pdf_that_stops_the_reader_is_refused_and_nothing_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.core.attachments import reading
+
+    def died(*_args: object) -> object:
+        raise WorkerProcessDied("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr(reading, "run_in_process", died)
+    report = tmp_path / "huge.pdf"
+    report.write_bytes(pdf_bytes([["x"]]))
+    store = AttachmentStore(tmp_path / "store")
+    with pytest.raises(AttachmentError) as refused:
+        read_attachment(report, store)
+    assert refused.value.message.startswith(
+        "huge.pdf could not be read: reading it stopped the PDF reader (A process"
+    )
+    assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
