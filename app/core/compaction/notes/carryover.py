@@ -245,7 +245,6 @@ class Containment:
         new = [key for key in keys if key not in known]
         if new:
             inside = self._learn(new)
-            known = known | current
         contained = {
             index
             for index, key in enumerate(keys)
