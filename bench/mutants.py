@@ -19,6 +19,7 @@ when the mutant cannot change behaviour, list it with the reason in
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -193,8 +194,18 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def has_functions(module: str) -> bool:
+    """Whether ``module`` defines a function or method: mutmut mutates nothing else, and
+    refuses a run that names a module without one (``recall/results.py`` holds dataclasses)."""
+    tree = ast.parse((ROOT / module).read_text("utf-8"))
+    return any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in ast.walk(tree))
+
+
 def run_module(module: str, jobs: int, only_own_tests: bool = False) -> int:
     dotted = module.removesuffix(".py").replace("/", ".")
+    if not has_functions(module):
+        print(f"== {module}: no function to mutate", flush=True)
+        return 0
     command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), f"{dotted}.*"]
     kept = _restrict_stats(module, own_tests(module)) if only_own_tests else None
     print(f"== {module}: {' '.join(command[1:])}", flush=True)
@@ -231,7 +242,7 @@ def report(modules: list[str], min_score: float) -> bool:
     for module in modules:
         score = module_score(module)
         if not score.status:
-            print(f"{module}: not run yet")
+            print(f"{module}: {'not run yet' if has_functions(module) else 'no function to mutate'}")
             continue
         killed, counted, equivalent = score.counts(equivalents)
         total_killed, total_counted = total_killed + killed, total_counted + counted
