@@ -171,3 +171,40 @@ def test_a_cut_at_the_end_moves_back_to_the_last_space_inside_the_span() -> None
     assert _snap("ab cdefgh ij", 3, 6) == (3, 6)  # no space inside: never grows
     assert _snap("ab  cdef", 3, 6) == (3, 6)  # a space at the span's start: nothing left
     assert _snap("ab cd efgh", 3, 8) == (3, 5)
+
+
+def test_windows_that_just_touch_are_one() -> None:
+    # "db-7" ends at 4 and "8443" starts at 104: their windows meet at 54 and are joined.
+    sentence = "db-7 " + "w" * 98 + " 8443" + " tail" * 20
+    assert _note_of(sentence) == (
+        "db-7 " + "w" * 98 + " 8443 tail tail tail tail tail tail…", 4
+    )
+
+
+def test_a_window_starting_one_character_in_is_said_to_start_later() -> None:
+    # No space to move to: the window starts at the second character, and says so.
+    note, _ = _note_of("-" * 51 + "8443" + "-" * 100) or ("", 0)
+    assert note == "…" + "-" * 50 + "8443" + "-" * 50 + "…"
+
+
+def test_a_fact_at_the_very_start_of_a_message_is_read() -> None:
+    assert notes("/x is the path.") == ["/x is the path."]
+
+
+def test_a_code_line_right_after_a_leading_line_break_is_skipped() -> None:
+    assert notes("\nreturn 8080") == []
+
+
+def test_a_sentence_without_a_mark_ends_with_its_line() -> None:
+    assert notes("Port 8080\nHost db-7. Then more.") == ["Port 8080", "Host db-7."]
+
+
+def test_a_window_exactly_as_long_as_the_room_left_is_kept_whole() -> None:
+    sentence = (
+        "ccc port 8443 dddd ccc a a a ffffff bb a a a dddd a a dddd ffffff eeeee bb dddd a "
+        "dddd ffffff ffffff eeeee bb a a bb ccc ffffff db-7 ccc ccc ffffff a bb bb dddd"
+    )
+    note, _ = _note_of(sentence) or ("", 0)
+    first, second = note.split("… …")
+    assert second.endswith("a bb bb dddd")  # the sentence's end: no word cut off
+    assert len(first) + 2 + len(second) + 1 == MAX_NOTE_CHARS + 1
