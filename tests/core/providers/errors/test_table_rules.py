@@ -1,0 +1,178 @@
+"""The error table rule by rule, each outcome compared whole: the fields read from an error
+body in its shapes, an in-band error by its code (and the default for codes it does not know),
+and an HTTP status error by its status (overflow, a malformed tool call, the key, the rate,
+not found, the server, the rest)."""
+
+from __future__ import annotations
+
+import httpx2
+import openai
+import pytest
+
+from app.core.providers.base import ProviderError
+from app.core.providers.errors.table import (
+    _error_fields,
+    classify_error_payload,
+    classify_exception,
+)
+
+KEY = "sk-test-DO-NOT-LEAK-0123456789"
+BASE_URL = "https://gw.example/v1"
+SECRET_URL = f"https://gw.example/{KEY}/v1"
+
+
+def outcome(error: ProviderError) -> tuple[object, ...]:
+    return (error.category, error.message, error.status, error.code, error.retry_after)
+
+
+# -- the fields of an error body ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"error": {"message": "m", "code": "c", "type": "t"}}, ("m", "c", "t")),
+        ({"error": "boom"}, ("boom", None, None)),  # a wrapper holding plain text
+        ({"message": "m", "error": "e", "type": 3}, ("m", None, "3")),  # not a wrapper
+        ({"error": "e", "code": 7}, ("e", None, None)),  # unwrapped: the text is the error
+        ({"code": 5}, ("fallback", "5", None)),
+        ({"error": None}, ("fallback", None, None)),
+        ({"error": {"error": "inner"}}, ("inner", None, None)),
+        ("  ", ("fallback", None, None)),
+        ("plain words", ("plain words", None, None)),
+        (None, ("fallback", None, None)),
+        (["a list"], ("fallback", None, None)),
+    ],
+)
+def test_an_error_bodys_message_code_and_type(body: object, fields: tuple[object, ...]) -> None:
+    assert _error_fields(body, "fallback") == fields
+
+
+# -- an error reported inside a stream ----------------------------------------------------------
+
+
+def payload(body: object, **kwargs: object) -> ProviderError:
+    return classify_error_payload(body, base_url=SECRET_URL, secrets=[KEY], **kwargs)  # type: ignore[arg-type]
+
+
+def test_an_in_band_error_by_its_code() -> None:
+    assert outcome(payload({"code": "server_is_overloaded", "message": "busy"})) == (
+        "server", "busy", None, "server_is_overloaded", None
+    )
+    assert outcome(payload({"code": "insufficient_quota", "message": "no credit"}, status=200)) == (
+        "bad_request", "no credit", 200, "insufficient_quota", None
+    )
+    assert outcome(payload({"code": "model_not_found", "message": "gone"})) == (
+        "not_found", "gone", None, "model_not_found", None
+    )
+
+
+def test_a_code_the_table_does_not_know_takes_the_default() -> None:
+    assert payload({"code": "odd", "message": "m"}).category == "server"
+    assert payload({"code": "odd", "message": "m"}, default="bad_request").category == "bad_request"
+    assert payload({"message": "m"}, default="malformed").category == "malformed"
+
+
+def test_an_in_band_rate_limit_says_how_long_to_wait() -> None:
+    error = payload({"code": "rate_limit_exceeded", "message": "Please try again in 2.5s."})
+    assert outcome(error) == (
+        "rate_limit", "Please try again in 2.5s.", None, "rate_limit_exceeded", 2.5
+    )
+    # Only a rate limit reads a wait from its words.
+    assert payload({"code": "server_error", "message": "try again in 3s"}).retry_after is None
+
+
+def test_an_in_band_key_error_names_the_address_without_the_key() -> None:
+    error = payload({"code": "invalid_api_key", "message": f"bad key {KEY}"}, status=401)
+    assert outcome(error) == (
+        "auth", "the server rejected the API key for https://gw.example/[redacted]/v1", 401,
+        "invalid_api_key", None,
+    )
+
+
+def test_an_in_band_overflow_and_malformed_tool_call_come_first() -> None:
+    overflow = payload({"code": "context_length_exceeded", "message": "too long"}, status=200)
+    assert outcome(overflow) == ("context_overflow", "too long", 200, "context_length_exceeded",
+                                 None)
+    malformed = payload({"code": "rate_limit_exceeded", "message": "Failed to parse tool call"})
+    assert malformed.category == "model_output" and malformed.code == "rate_limit_exceeded"
+    assert malformed.message.endswith("The server said: Failed to parse tool call")
+
+
+def test_an_in_band_message_is_scrubbed_and_clipped() -> None:
+    error = payload({"message": f"key {KEY} " + "x" * 600})
+    assert error.message.startswith("key [redacted] xxx") and len(error.message) == 500
+    assert payload("plain trouble").message == "plain trouble"
+    assert payload(None).message == "the server reported an error"
+
+
+# -- an HTTP status error -------------------------------------------------------------------------
+
+
+def status_error(
+    status: int, body: str, headers: dict[str, str] | None = None
+) -> openai.APIStatusError:
+    request = httpx2.Request("POST", f"{BASE_URL}/responses")
+    response = httpx2.Response(
+        status, headers={"content-type": "application/json", **(headers or {})},
+        content=body.encode(), request=request,
+    )
+    client = openai.OpenAI(api_key=KEY, base_url=BASE_URL)
+    return client._make_status_error_from_response(response)
+
+
+def classified(status: int, body: str, headers: dict[str, str] | None = None) -> ProviderError:
+    return classify_exception(status_error(status, body, headers), BASE_URL, secrets=[KEY])
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (400, '{"error": {"message": "bad thing", "code": "x1"}}',
+         ("bad_request", "bad thing", 400, "x1", None)),
+        (404, '{"error": {"message": "no model"}}',
+         ("not_found", f"not found on {BASE_URL}: no model", 404, None, None)),
+        (503, '{"error": {"message": "busy"}}',
+         ("server", "server error 503: busy", 503, None, None)),
+        (500, '{"error": {"message": "oops"}}',
+         ("server", "server error 500: oops", 500, None, None)),
+        (499, '{"error": {"message": "client closed"}}',
+         ("bad_request", "client closed", 499, None, None)),
+        (401, '{"error": {"message": "bad key"}}',
+         ("auth", f"the server rejected the API key for {BASE_URL}", 401, None, None)),
+        (403, "<html><title>Login</title></html>",
+         ("auth", f"the server rejected the API key for {BASE_URL}", 403, None, None)),
+        (400, '{"error": {"message": "too long", "code": "context_length_exceeded"}}',
+         ("context_overflow", "too long", 400, "context_length_exceeded", None)),
+        (400, '{"error": {"message": "prompt too big", "type": "exceed_context_size_error"}}',
+         ("context_overflow", "prompt too big", 400, None, None)),
+        (400, "plain words", ("bad_request", "plain words", 400, None, None)),
+    ],
+)
+def test_an_http_error_by_its_status(status: int, body: str, expected: tuple[object, ...]) -> None:
+    assert outcome(classified(status, body)) == expected
+
+
+def test_a_malformed_tool_call_is_the_models_only_when_the_server_failed() -> None:
+    server = classified(500, '{"error": {"message": "Failed to parse tool call", "code": 9}}')
+    assert (server.category, server.status, server.code) == ("model_output", 500, "9")
+    assert server.message.endswith("The server said: Failed to parse tool call")
+    client = classified(400, '{"error": {"message": "Failed to parse tool call"}}')
+    assert outcome(client) == ("bad_request", "Failed to parse tool call", 400, None, None)
+
+
+def test_a_429_waits_what_its_header_says_else_what_its_words_say() -> None:
+    header = classified(429, '{"error": {"message": "try again in 9s"}}', {"retry-after": "4"})
+    assert outcome(header) == (
+        "rate_limit", f"rate limited by {BASE_URL}: try again in 9s", 429, None, 4.0
+    )
+    words = classified(429, '{"error": {"message": "slow down, try again in 2.5s"}}')
+    assert words.retry_after == 2.5
+    assert classified(429, '{"error": {"message": "slow down"}}').retry_after is None
+
+
+def test_a_status_errors_message_is_scrubbed_and_its_details_keep_the_body() -> None:
+    error = classified(400, f'{{"error": {{"message": "key {KEY} refused"}}}}')
+    assert error.message == "key [redacted] refused"
+    # (The SDK gives the error object inside the body's "error".)
+    assert error.details == 'HTTP 400 Bad Request\n{"message": "key [redacted] refused"}'
