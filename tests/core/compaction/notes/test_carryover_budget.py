@@ -173,6 +173,7 @@ def test_the_containment_of_the_last_two_merges_is_remembered(
 
     monkeypatch.setattr(Containment, "_learn", spy_learn)
     monkeypatch.setattr(carryover, "contained_by_search", spy_search)
+    assert Containment().of([]) == set()  # a block of lists only: nothing to search
     cache = Containment()
     first = ["port 8443", "the port 8443 is open"]
     second = ["host db 7", "the host db 7 is up"]
