@@ -5,8 +5,11 @@ not found, the server, the rest)."""
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import openai
+import pydantic
 import pytest
 
 from app.core.providers.base import ProviderError
@@ -176,3 +179,123 @@ def test_a_status_errors_message_is_scrubbed_and_its_details_keep_the_body() -> 
     assert error.message == "key [redacted] refused"
     # (The SDK gives the error object inside the body's "error".)
     assert error.details == 'HTTP 400 Bad Request\n{"message": "key [redacted] refused"}'
+
+
+# -- every other exception a request can raise ---------------------------------------------------
+
+_REQUEST = httpx2.Request("POST", f"{BASE_URL}/responses")
+_UNREACHED = (
+    "Check that the server is running and that the address in Settings is right."
+)
+_STOPPED = "the server stopped sending: nothing arrived for the whole request timeout"
+_SLOW = (
+    f"Coco could not reach the server at {BASE_URL}: it did not answer in time (timed out). "
+    "Check that the server is running and reachable; a slow server may need a longer request "
+    "timeout in Settings."
+)
+
+
+def _cut(cause: BaseException) -> openai.APIConnectionError:
+    error = openai.APIConnectionError(request=_REQUEST)
+    error.__cause__ = cause
+    return error
+
+
+def _json_error() -> json.JSONDecodeError:
+    try:
+        json.loads("{bad")
+    except json.JSONDecodeError as exc:
+        return exc
+    raise AssertionError("unreachable")
+
+
+def _pydantic_error() -> pydantic.ValidationError:
+    class Shape(pydantic.BaseModel):
+        a: int
+
+    try:
+        Shape(a="x")  # type: ignore[arg-type]
+    except pydantic.ValidationError as exc:
+        return exc
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (openai.APIResponseValidationError(httpx2.Response(200, request=_REQUEST), {},
+                                           message="bad shape"),
+         ("malformed", f"unexpected response from {BASE_URL}: bad shape", None)),
+        (openai.APITimeoutError(_REQUEST), ("connection", _SLOW, "timeout")),
+        (openai.APIConnectionError(request=_REQUEST),
+         ("connection", f"Coco could not reach the server at {BASE_URL}: APIConnectionError. "
+          + _UNREACHED, None)),
+        (_cut(httpx2.RemoteProtocolError("peer closed connection")),
+         ("stream", "the response stream was cut: peer closed connection", None)),
+        (_cut(httpx2.ReadError("read failed")),
+         ("stream", "the response stream was cut: read failed", None)),
+        (openai.APIError("stream error", _REQUEST,
+                         body={"code": "rate_limit_exceeded", "message": "slow, retry in 2s"}),
+         ("rate_limit", "slow, retry in 2s", "rate_limit_exceeded")),
+        (openai.APIError("the message", _REQUEST, body={"code": "server_error"}),
+         ("server", "the message", "server_error")),
+        (openai.APIError("plain msg", _REQUEST, body=None), ("server", "plain msg", None)),
+        (openai.APIError("too long", _REQUEST, body={"code": "context_length_exceeded"}),
+         ("context_overflow", "too long", "context_length_exceeded")),
+        (openai.APIError("listy", _REQUEST, body=[1, 2]), ("server", "listy", None)),
+        (httpx2.ReadTimeout("rt"),
+         ("connection", _STOPPED, "timeout")),
+        (httpx2.PoolTimeout("pt"), ("connection", _SLOW, "timeout")),
+        (httpx2.RemoteProtocolError("rp"), ("stream", "the response stream was cut: rp", None)),
+        (httpx2.ReadError("re"), ("stream", "the response stream was cut: re", None)),
+        (httpx2.ConnectError("refused"),
+         ("connection", f"Coco could not reach the server at {BASE_URL}: refused. " + _UNREACHED,
+          None)),
+        (OSError(111, "Connection refused"),
+         ("connection", f"Coco could not reach the server at {BASE_URL}: nothing is listening "
+          "there (connection refused). " + _UNREACHED, None)),
+        (_json_error(),
+         ("malformed", "the server sent a reply that is not valid JSON, so it could not be read",
+          "unreadable")),
+        (_pydantic_error(),
+         ("malformed", f"unparsable response from {BASE_URL}: 1 validation error for Shape",
+          None)),
+        (httpx2.HTTPError("generic http"),
+         ("connection", f"Coco could not reach the server at {BASE_URL}: generic http. "
+          + _UNREACHED, None)),
+        (RuntimeError(f"weird {KEY}"),
+         ("bad_request", f"request to {BASE_URL} failed: weird [redacted]", None)),
+        (RuntimeError(""), ("bad_request", f"request to {BASE_URL} failed: RuntimeError", None)),
+    ],
+)
+def test_each_kind_of_failure_in_words(exc: BaseException, expected: tuple[object, ...]) -> None:
+    error = classify_exception(exc, BASE_URL, secrets=[KEY])
+    assert (error.category, error.message, error.code) == expected
+    assert KEY not in (error.details or "")
+
+
+def test_a_failure_without_its_own_details_keeps_its_type_and_words() -> None:
+    assert classify_exception(RuntimeError(f"weird {KEY}"), BASE_URL, secrets=[KEY]).details == (
+        "RuntimeError: weird [redacted]"
+    )
+    assert classify_exception(RuntimeError("  "), BASE_URL).details == "RuntimeError: RuntimeError"
+    in_band = openai.APIError("stream error", _REQUEST, body={"code": "server_error"})
+    assert classify_exception(in_band, BASE_URL).details == "APIError: stream error"
+
+
+def test_details_are_scrubbed_before_they_are_cut_to_their_length() -> None:
+    # 2 033 characters with the key, 2 014 without it: cut to 2 000 after the key is gone.
+    error = classify_exception(RuntimeError(KEY + "x" * 1990), BASE_URL, secrets=[KEY])
+    assert error.details == "RuntimeError: [redacted]" + "x" * 1975 + "…"
+    status = classified(400, KEY + "y" * 2000)
+    assert status.details == "HTTP 400 Bad Request\n[redacted]" + "y" * 1968 + "…"
+
+
+def test_a_key_in_the_base_url_never_reaches_the_words() -> None:
+    error = classify_exception(httpx2.ConnectError("refused"), SECRET_URL, secrets=[KEY])
+    assert error.message.startswith(
+        "Coco could not reach the server at https://gw.example/[redacted]/v1: refused."
+    )
+    assert KEY not in (error.details or "")
+    passed = ProviderError("server", f"as it was {KEY}")
+    assert classify_exception(passed, SECRET_URL, secrets=[KEY]) is passed  # already classified
