@@ -235,3 +235,29 @@ def test_a_web_page_where_json_was_expected_names_the_address_and_hides_secrets(
         f"{BASE_URL}\npage title: Login; page text: [redacted]\n"
         "<html><title>Login</title>[redacted]</html>"
     )
+
+
+# A secret not shaped like an API key: only the secrets given can take it out.
+PASSWORD = "opensesame-4242"
+
+
+async def test_a_secret_not_shaped_like_a_key_is_taken_out_of_every_pages_details() -> None:
+    page = f"<html><title>{PASSWORD}</title></html>"
+    direct = web_page_error(page, base_url=BASE_URL, status=502, secrets=[PASSWORD])
+    streamed = await _refused(_page_response(page.encode(), "text/html"), (PASSWORD,))
+    try:
+        json.loads(page)
+    except json.JSONDecodeError as exc:
+        parsed = unreadable_reply_error(exc, BASE_URL, (PASSWORD,))
+    for error in (direct, streamed, parsed):
+        details = getattr(error, "details", "") or ""
+        assert PASSWORD not in details and "page title: [redacted]" in details
+
+
+def test_a_secret_not_shaped_like_a_key_is_taken_out_of_a_bad_replys_details() -> None:
+    try:
+        json.loads(f"{{{PASSWORD}")
+    except json.JSONDecodeError as exc:
+        error = unreadable_reply_error(exc, BASE_URL, (PASSWORD,))
+    assert error.details is not None and PASSWORD not in error.details
+    assert "reply starts: '{[redacted]'" in error.details
