@@ -299,3 +299,79 @@ def test_a_key_in_the_base_url_never_reaches_the_words() -> None:
     assert KEY not in (error.details or "")
     passed = ProviderError("server", f"as it was {KEY}")
     assert classify_exception(passed, SECRET_URL, secrets=[KEY]) is passed  # already classified
+
+
+# -- the last edges: codes kept, nested bodies, a secret not shaped like a key ---------------------
+
+PASSWORD = "opensesame-4242"  # only the secrets given can take it out
+
+
+def test_a_malformed_tool_calls_words_in_full() -> None:
+    error = payload({"message": "Failed to parse tool call"}, status=200)
+    words = (
+        "the model produced a malformed tool call (or a reply the server could not read), and "
+        "sending the same request again would give the same result. Rephrase the request, or "
+        "use a model whose chat template supports tools. The server said: Failed to parse tool "
+        "call"
+    )
+    assert outcome(error) == ("model_output", words, 200, None, None)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 429, 500, 503])
+def test_an_http_errors_code_is_kept_whatever_its_status(status: int) -> None:
+    assert classified(status, '{"error": {"message": "m", "code": "the_code"}}').code == "the_code"
+
+
+def test_a_nested_error_body_gives_its_inner_words_and_its_outer_code_and_type() -> None:
+    nested = classified(400, '{"error": {"error": {"message": "deep words"}, "code": "outer"}}')
+    assert outcome(nested) == ("bad_request", "deep words", 400, "outer", None)
+    typed = classified(
+        400, '{"error": {"error": {"message": "too big"}, "type": "exceed_context_size_error"}}'
+    )
+    assert typed.category == "context_overflow"
+    # A body with no words of its own: the SDK's.
+    assert classified(400, '{"error": {"code": "x"}}').message == "Error code: 400"
+
+
+def test_an_in_band_overflow_said_only_by_its_type() -> None:
+    error = payload({"type": "exceed_context_size_error", "message": "too big"})
+    assert error.category == "context_overflow"
+
+
+def test_a_web_page_status_errors_details_name_the_address() -> None:
+    page = "<html><title>502 Bad Gateway</title></html>"
+    error = classify_exception(
+        status_error(502, page, {"content-type": "text/html"}), BASE_URL, secrets=[PASSWORD]
+    )
+    assert (error.details or "").splitlines()[0] == f"{BASE_URL}: HTTP 502 Bad Gateway"
+
+
+def test_bad_json_from_a_request_names_the_address_in_its_details() -> None:
+    error = classify_exception(_json_error(), BASE_URL)
+    assert (error.details or "").splitlines()[0] == BASE_URL
+
+
+def test_a_secret_in_words_the_server_or_the_sdk_wrote_is_taken_out() -> None:
+    shape = openai.APIResponseValidationError(
+        httpx2.Response(200, request=_REQUEST), {}, message=f"bad shape near {PASSWORD}"
+    )
+    error = classify_exception(shape, BASE_URL, secrets=[PASSWORD])
+    assert error.message == f"unexpected response from {BASE_URL}: bad shape near [redacted]"
+    assert error.args == (error.message,)
+    direct = classify_error_payload({"message": f"bad {PASSWORD}"}, base_url=BASE_URL,
+                                    secrets=[PASSWORD])
+    assert direct.message == "bad [redacted]"
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        openai.APIError(PASSWORD + "x" * 600, _REQUEST, body={"code": "context_length_exceeded"}),
+        openai.APIError(PASSWORD + "x" * 600, _REQUEST, body={"code": "server_error"}),
+        RuntimeError(PASSWORD + "x" * 600),
+    ],
+)
+def test_a_long_message_is_scrubbed_before_it_is_cut(exc: BaseException) -> None:
+    error = classify_exception(exc, BASE_URL, secrets=[PASSWORD])
+    # 500 characters once the password is out (cut first, it would be 495 after).
+    assert error.message.endswith("[redacted]" + "x" * 489 + "…")
