@@ -375,3 +375,24 @@ def test_a_long_message_is_scrubbed_before_it_is_cut(exc: BaseException) -> None
     error = classify_exception(exc, BASE_URL, secrets=[PASSWORD])
     # 500 characters once the password is out (cut first, it would be 495 after).
     assert error.message.endswith("[redacted]" + "x" * 489 + "…")
+
+
+def test_an_in_band_overflow_says_the_sdks_words_not_the_bodys() -> None:
+    by_code = openai.APIError("sdk words", _REQUEST,
+                              body={"code": "context_length_exceeded", "message": "body words"})
+    by_type = openai.APIError("sdk words", _REQUEST,
+                              body={"type": "exceed_context_size_error", "message": "body words"})
+    for exc in (by_code, by_type):
+        error = classify_exception(exc, BASE_URL)
+        assert (error.category, error.message) == ("context_overflow", "sdk words")
+
+
+def test_a_long_status_message_and_page_are_scrubbed_before_they_are_cut() -> None:
+    body = f'{{"error": {{"message": "{PASSWORD}{"x" * 600}"}}}}'
+    error = classify_exception(status_error(400, body), BASE_URL, secrets=[PASSWORD])
+    assert error.message.endswith("[redacted]" + "x" * 489 + "…")
+    page = f"<html>{PASSWORD}" + "p" * 3000 + "</html>"
+    shown = classify_exception(
+        status_error(502, page, {"content-type": "text/html"}), BASE_URL, secrets=[PASSWORD]
+    )
+    assert len(shown.details or "") == 2000 and PASSWORD not in (shown.details or "")
