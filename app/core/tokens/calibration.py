@@ -24,6 +24,7 @@ survive a restart. No Qt here; the file holds base URLs and model names, never a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -195,7 +196,10 @@ class CalibrationStore:
             os.replace(tmp, self.path)
         except OSError as exc:  # the ratios still work for this run
             log.warning("could not save token calibration to %s: %s", self.path, exc)
-            tmp.unlink(missing_ok=True)
+            # Its folder may be what failed (a file in its place): removing the temporary file
+            # then fails too, and must not turn a figure not saved into a failed turn.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 _stores: dict[Path, CalibrationStore] = {}
