@@ -22,3 +22,12 @@ def test_every_equivalent_mutant_listed_has_its_reason() -> None:
     listed = equivalent_mutants()
     assert listed
     assert all(name.startswith("app.core.") and reason for name, reason in listed.items())
+
+
+def test_the_functions_mutmut_cannot_see_reached_are_given_their_tests() -> None:
+    from bench.mutants import UNRECORDED, test_ids
+
+    files = UNRECORDED["app.core.tokens.counter.xǁTokenCounterǁprecount"]
+    ids = test_ids(files[0])
+    assert "tests/core/tokens/test_precount.py::test_the_newest_64_long_counts_are_kept" in ids
+    assert all(i.startswith("tests/core/tokens/test_precount.py::test_") for i in ids)
