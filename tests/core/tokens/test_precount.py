@@ -132,3 +132,68 @@ async def test_items_are_counted_ahead_by_their_readable_text(
     assert counted == [40_000]
     counter.count(reply)
     assert counted == [40_000]
+
+
+async def test_items_counted_ahead_tell_progress_and_count_huge_ones_exactly(
+    counter: TokenCounter, counted: list[int]
+) -> None:
+    heard: list[tuple[int, int]] = []
+    huge = _text(HUGE_TEXT_CHARS, "item text ")
+    await counter.precount_items(
+        [assistant_message(_text(30_000)), assistant_message(huge)],
+        lambda done, whole: heard.append((done, whole)),
+    )
+    assert sorted(counted) == [30_000, HUGE_TEXT_CHARS]  # the huge one counted exactly
+    assert heard[-1] == (30_000, 30_000)
+
+
+async def test_a_huge_text_counted_exactly_needs_no_estimate_first(
+    counter: TokenCounter, counted: list[int]
+) -> None:
+    huge = _text(HUGE_TEXT_CHARS, "never estimated ")
+    await counter.precount([huge])
+    assert counted == [HUGE_TEXT_CHARS]
+    assert counter.count(huge) == len(counter._current_encoder().encode_ordinary(huge))  # type: ignore[union-attr]
+
+
+async def test_each_huge_text_not_estimated_yet_is_estimated(
+    counter: TokenCounter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    real = tokens.sampled_estimate
+    monkeypatch.setattr(
+        tokens, "sampled_estimate", lambda e, t: made.append(len(t)) or real(e, t)
+    )
+    first, second = _text(HUGE_TEXT_CHARS, "one "), _text(HUGE_TEXT_CHARS + 1, "two ")
+    await counter.precount([first], estimate_huge=True)
+    await counter.precount([first, second], estimate_huge=True)
+    assert made == [HUGE_TEXT_CHARS, HUGE_TEXT_CHARS + 1]
+
+
+async def test_a_huge_text_is_estimated_by_bytes_while_loading_and_not_after_a_failed_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[int] = []
+    real = tokens.sampled_estimate
+    monkeypatch.setattr(
+        tokens, "sampled_estimate", lambda e, t: made.append(len(t)) or real(e, t)
+    )
+    blind = TokenCounter("gpt-4o", cache_dir=TIKTOKEN_CACHE, allow_download=False)
+    monkeypatch.setattr(blind, "_current_encoder", lambda: None)
+    huge = _text(HUGE_TEXT_CHARS, "bytes ")
+    monkeypatch.setattr(TokenCounter, "state", property(lambda _self: "loading"))
+    await blind.precount([huge], estimate_huge=True)
+    assert made == [HUGE_TEXT_CHARS]
+    other = _text(HUGE_TEXT_CHARS, "gone ")
+    monkeypatch.setattr(TokenCounter, "state", property(lambda _self: "unavailable"))
+    await blind.precount([other], estimate_huge=True)
+    assert made == [HUGE_TEXT_CHARS]  # estimates are all there will ever be: made when asked
+    assert blind.count(other) == tokens.approx_tokens(other)
+
+
+async def test_a_long_text_counted_when_asked_is_kept_too(
+    counter: TokenCounter, counted: list[int]
+) -> None:
+    long = _text(BIG_TEXT_CHARS + 10)
+    first = counter.count(long)
+    assert counter.count(long) == first and counted == [BIG_TEXT_CHARS + 10]
