@@ -137,7 +137,8 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
         "tests/e2e/test_remote_forms.py",
     ),
     "app/core/tokens/calibration.py": (
-        "tests/core/tokens/test_calibration.py", "tests/core/session/test_usage_meter.py",
+        "tests/core/tokens/test_calibration.py", "tests/core/tokens/test_calibration_file.py",
+        "tests/core/session/test_usage_meter.py",
     ),
     # The error table is read by both providers' clients, whose tests give it its cases.
     "app/core/providers/errors/table.py": (
