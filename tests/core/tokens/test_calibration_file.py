@@ -65,6 +65,8 @@ def test_the_file_is_indented_versioned_and_rounded(tmp_path: Path) -> None:
     assert row["ratio"] == 1.588160 and made.ratio != row["ratio"]
     store.observe(URL, "m", 333, 500)
     assert json.loads(path.read_text(encoding="utf-8"))["entries"][0]["weight"] == 721.5
+    store.observe(URL, "m", 101, 150)  # 721.5 / 2 + 101 = 461.75, kept to one place
+    assert json.loads(path.read_text(encoding="utf-8"))["entries"][0]["weight"] == 461.8
 
 
 def _store_with(tmp_path: Path, content: object) -> CalibrationStore:
