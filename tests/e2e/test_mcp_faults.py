@@ -213,8 +213,9 @@ def _zombie(pid: int) -> bool:
 
 async def test_a_server_stopped_mid_session_leaves_no_process(server, make_config):
     config = make_config(mcp_servers=(faulty(),))
+    before = _children(os.getpid())  # (processes of earlier tests: a PDF's worker process)
     session = await open_ready(config)
-    started = _children(os.getpid())
+    started = _children(os.getpid()) - before
     assert started
     await session.submit(ops.UpdateConfig(config=config.model_copy(update={"mcp_servers": ()})))
     events = await collect(session, "mcp_servers", timeout=30)
