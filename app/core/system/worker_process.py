@@ -17,12 +17,12 @@ only: :class:`WorkerProcessDied`, and the next job gets a new process.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # imported by the first job (multiprocessing costs start-up 30 ms)
+    from concurrent.futures import ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,8 @@ class WorkerProcess:
         """``function(*args)`` in the process: a module-level function, picklable arguments
         and result; its exceptions are raised here. Blocking: call it from a worker thread,
         never from the event loop."""
+        from concurrent.futures.process import BrokenProcessPool
+
         pool = self._get()
         if pool is None:
             return function(*args)
@@ -77,6 +79,9 @@ class WorkerProcess:
             if self.unavailable:
                 return None
             if self._pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
                 self._pool = ProcessPoolExecutor(
                     max_workers=1, mp_context=multiprocessing.get_context("spawn")
                 )

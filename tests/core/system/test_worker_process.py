@@ -90,13 +90,23 @@ class _NoProcesses:
         return real
 
 
+def test_the_module_loads_no_multiprocessing_until_a_job_comes() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, app.core.system.worker_process; "
+        "print('multiprocessing' in sys.modules, 'concurrent.futures.process' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]  # start-up does not pay for them
+
+
 def test_where_no_process_can_be_started_the_job_runs_in_the_caller(
     worker: WorkerProcess, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from app.core.system import worker_process
-
     real = multiprocessing.get_context("spawn")
-    monkeypatch.setattr(worker_process.multiprocessing, "get_context", lambda _: _NoProcesses(real))
+    monkeypatch.setattr(multiprocessing, "get_context", lambda _: _NoProcesses(real))
     assert worker.run(where) == os.getpid()
     assert worker.unavailable
     assert "Operation not permitted" in caplog.text and "run in threads" in caplog.text
