@@ -92,8 +92,9 @@ class RowHostArea(VirtualRowArea):
         The user's row holds a file and an image (one whose file is missing: nothing is
         decoded), each widget is painted once off screen and its buttons' icons (those shown
         on hover too) are rendered: a resumed message with eleven attachments built its
-        strip's classes and style and rendered its icons (4-5 ms) in the block that showed it. The thumbnails' thread is started here too, at idle: started
-        while that row was built, its start waited 8 ms for the interpreter."""
+        strip's classes and style and rendered its icons (4-5 ms) in the block that showed
+        it. The thumbnails' thread is started here too, at idle: started while that row was
+        built, its start waited 8 ms for the interpreter."""
         global _ROWS_WARMED
         if _ROWS_WARMED:
             return
