@@ -16,6 +16,7 @@ only: :class:`WorkerProcessDied`, and the next job gets a new process.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Callable
@@ -41,6 +42,7 @@ class WorkerProcess:
         self._pool: ProcessPoolExecutor | None = None
         self._worked = False  # a job has come back from a process: processes can be started
         self.unavailable = False  # no process could be started: jobs run in the caller
+        self._at_exit = False  # ``shutdown`` is registered to run at exit
 
     def run(self, function: Callable[..., T], *args: object) -> T:
         """``function(*args)`` in the process: a module-level function, picklable arguments
@@ -85,6 +87,11 @@ class WorkerProcess:
                 self._pool = ProcessPoolExecutor(
                     max_workers=1, mp_context=multiprocessing.get_context("spawn")
                 )
+                if not self._at_exit:
+                    # Let go of it while Python still runs: a pool collected as modules are
+                    # torn down printed "Exception ignored in ... weakref_cb" at the exit.
+                    atexit.register(self.shutdown)
+                    self._at_exit = True
             return self._pool
 
     def _discard(self, pool: ProcessPoolExecutor) -> None:

@@ -110,3 +110,18 @@ def test_where_no_process_can_be_started_the_job_runs_in_the_caller(
     assert worker.run(where) == os.getpid()
     assert worker.unavailable
     assert "Operation not permitted" in caplog.text and "run in threads" in caplog.text
+
+
+def test_the_process_is_let_go_at_exit_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import atexit
+
+    registered: list[object] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    process = WorkerProcess()
+    try:
+        process.run(where)
+        process.shutdown()
+        process.run(where)  # a new pool: the same exit handler serves it
+    finally:
+        process.shutdown()
+    assert registered == [process.shutdown]
