@@ -12,10 +12,10 @@ from collections.abc import Callable
 import pytest
 
 from app.core.compaction.notes import carryover
+from app.core.compaction.notes.block import CarriedOver
 from app.core.compaction.notes.carryover import (
     LISTS_SHARE,
     MAX_CANDIDATES,
-    CarriedOver,
     Containment,
     candidate_limit,
     carry_over,
