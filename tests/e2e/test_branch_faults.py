@@ -193,3 +193,77 @@ async def test_a_switch_after_the_file_changed_elsewhere_is_refused_in_words(ser
     texts = [text for _role, text in input_texts(server.requests[-1].body)]
     assert "A0, again" in texts and "q1" not in texts  # still on the branch it was on
     await session.close()
+
+
+async def two_branches(server: Any, config: Any) -> tuple[Session, str, str]:
+    """A session on a regenerated first turn; the first answer's branch is left behind (the
+    turn ids of the original first turn and of the regeneration)."""
+    session = await Session.open(config)
+    for n in range(2):
+        server.enqueue(Reply(text=f"A{n}"))
+    events = await run(session, ops.UserTurn(text="q0"))
+    first = of_type(events, "turn_started")[0].turn_id
+    await run(session, ops.UserTurn(text="q1"))
+    server.enqueue(Reply(text="A0, again"))
+    events = await run(session, ops.RegenerateTurn(turn_id=first))
+    return session, first, of_type(events, "turn_started")[0].turn_id
+
+
+async def test_a_switch_reads_only_the_lines_of_its_branch(server, make_config, monkeypatch):
+    from app.core.rollout import lines_at
+
+    session, first, _again = await two_branches(server, make_config())
+    total = len(session.rollout_path.read_bytes().splitlines())
+    parsed: list[int] = []
+    real = lines_at.record_at
+
+    def counted(data, view, start, end, line_no):  # type: ignore[no-untyped-def]
+        parsed.append(line_no)
+        return real(data, view, start, end, line_no)
+
+    monkeypatch.setattr(lines_at, "record_at", counted)
+    await session.submit(ops.SwitchBranch(turn_id=first))
+    await collect(session, "branch_switched")
+    off_path = [
+        n for n, line in enumerate(session.rollout_path.read_bytes().splitlines()[:total], 1)
+        if b"A0, again" in line
+    ]
+    assert parsed and off_path and not set(off_path) & set(parsed)
+    server.enqueue(Reply(text="A2"))
+    await run(session, ops.UserTurn(text="q2"))
+    texts = [text for _role, text in input_texts(server.requests[-1].body)]
+    assert texts[-4:] == ["A0", "q1", "A1", "q2"]
+    await session.close()
+
+
+async def test_a_blank_line_another_program_added_leaves_branches_working(server, make_config):
+    """The file no longer has the lines the tree knows: the branch is read from all of it."""
+    session, first, again = await two_branches(server, make_config())
+    path = session.rollout_path
+    path.write_bytes(path.read_bytes() + b"\n")
+    for leaf, answer in ((first, "A1"), (again, "A0, again")):
+        await session.submit(ops.SwitchBranch(turn_id=leaf))
+        events = await collect(session, "branch_switched")
+        assert not [e for e in events if e.type == "error"]
+        server.enqueue(Reply(text="next"))
+        await run(session, ops.UserTurn(text=f"after {answer}"))
+        assert answer in [text for _role, text in input_texts(server.requests[-1].body)]
+    await session.close()
+
+
+async def test_a_line_of_the_branch_changed_elsewhere_is_refused_in_words(server, make_config):
+    """The same number of lines, but one on the path no longer a record: refused, the view
+    unchanged (what was replayed of the branch is not shown)."""
+    session, first, _again = await two_branches(server, make_config())
+    path = session.rollout_path
+    lines = path.read_bytes().split(b"\n")
+    lines = [b'{"broken' if b'"A1"' in line else line for line in lines]
+    path.write_bytes(b"\n".join(lines))
+    await session.submit(ops.SwitchBranch(turn_id=first))
+    messages = [e.message for e in await collect(session, "error") if e.type == "error"]
+    assert any("changed while it was open" in m for m in messages)
+    server.enqueue(Reply(text="A2"))
+    assert (await run(session, ops.UserTurn(text="q2")))[-1].status == "completed"
+    texts = [text for _role, text in input_texts(server.requests[-1].body)]
+    assert "A0, again" in texts and "q1" not in texts  # still on the branch it was on
+    await session.close()

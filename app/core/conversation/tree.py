@@ -14,6 +14,7 @@ the records on a path are read in the order they were written, whatever branches
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -43,6 +44,10 @@ class TurnTree:
         self.children: dict[str | None, list[str]] = {}
         self.active: str | None = None  # the active branch's newest turn
         self.anchors: list[str | None] = []  # record number -> its anchor (None: session-wide)
+        # record number -> its line in the file (1-based): a branch's records are read by line,
+        # the others' lines not even parsed (``lines_at``)
+        self.lines: array[int] = array("q")
+        self._next_line = 1  # the line the next record written goes to
         self._labels: dict[str, str] = {}  # a turn's message, clipped (see ``labels``)
         # The user-role items of turns not labelled yet: labels are made when first asked for
         # (the tree panel, an export, a fork), not for each of a long session's turns on open.
@@ -55,8 +60,13 @@ class TurnTree:
 
     # ------------------------------------------------------------------ building
 
-    def note(self, kind: str, payload: dict[str, Any]) -> None:
-        """The next record of the rollout (read back or just written)."""
+    def note(self, kind: str, payload: dict[str, Any], line: int | None = None) -> None:
+        """The next record of the rollout (read back from ``line``, or just written: on the
+        line after the last)."""
+        if line is None:
+            line = self._next_line
+        self._next_line = line + 1
+        self.lines.append(line)
         if kind == "response_item":  # most records: read first, with as little as can be
             active = self.active
             if active is not None and active not in self._labels:
@@ -81,6 +91,11 @@ class TurnTree:
             if leaf in self.parents or leaf is None:
                 self._activate(leaf)
         self.anchors.append(None if kind in SESSION_RECORDS else self.active)
+
+    def read_to(self, lines: int) -> None:
+        """The file read back held ``lines`` lines (bad and blank ones too): the next record
+        written goes after them."""
+        self._next_line = lines + 1
 
     def add_turn(self, turn_id: str, parent: str | None) -> None:
         self.parents[turn_id] = parent
@@ -110,6 +125,7 @@ class TurnTree:
     def adopt(self, other: TurnTree) -> None:
         """Take ``other``'s content (read again from the rollout) in one step."""
         self.parents, self.children, self.anchors = other.parents, other.children, other.anchors
+        self.lines, self._next_line = other.lines, other._next_line
         self._labels, self._unlabelled = other._labels, other._unlabelled
         self.reasons, self.compactions = other.reasons, other.compactions
         self._made, self._forked = other._made, other._forked
@@ -145,6 +161,12 @@ class TurnTree:
             return True  # not read yet: written after the tree was (on the active branch)
         anchor = self.anchors[seq]
         return anchor is None or anchor in self.on_path()
+
+    def lines_at(self, seqs: list[int]) -> tuple[list[int], int]:
+        """The lines of records ``seqs`` and how many lines the file holds, as far as this
+        tree knows it (its records read back and written since)."""
+        lines = self.lines
+        return [lines[seq] for seq in seqs], self._next_line - 1
 
     def anchor_of(self, seq: int) -> str | None:
         return self.anchors[seq] if 0 <= seq < len(self.anchors) else self.active

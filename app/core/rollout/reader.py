@@ -25,7 +25,7 @@ _MAX_NAMED_BAD_LINES = 3
 READ_STEP = 1024 * 1024
 
 
-def _read_in_steps(path: Path) -> bytes | bytearray:
+def read_in_steps(path: Path) -> bytes | bytearray:
     """The file's bytes, read :data:`READ_STEP` at a time when someone follows the progress.
 
     Grown step by step (a large buffer grows in place): allocating and zeroing the whole
@@ -250,6 +250,24 @@ def _line_spans(data: bytes | bytearray) -> list[tuple[int, int]]:
         start = end + 1
 
 
+def line_count(spans: list[tuple[int, int]]) -> int:
+    """How many lines the spans of :func:`_line_spans` are: the empty one after a final
+    newline is none."""
+    return len(spans) - (spans[-1][0] == spans[-1][1])
+
+
+def record_at(
+    data: bytes | bytearray, view: memoryview, start: int, end: int, line_no: int
+) -> RolloutRecord | None:
+    """The record of the line ``data[start:end]`` (``view`` is ``data``'s), or ``None``."""
+    if end - start <= HUGE_LINE_BYTES:  # the usual line, parsed here without detours
+        try:
+            return _record_from(orjson_loads(view[start:end]), line_no)
+        except ValueError:  # orjson refused it: the careful path says why
+            pass
+    return _parse_line(data, start, end, line_no)
+
+
 def _parse_line(data: bytes | bytearray, start: int, end: int, line_no: int) -> RolloutRecord | None:
     if end - start <= HUGE_LINE_BYTES:
         with memoryview(data) as view:
@@ -268,7 +286,10 @@ def _blank(data: bytes | bytearray, start: int, end: int) -> bool:
 
 
 def read_rollout(
-    path: Path, consume: Callable[[Iterable[RolloutRecord]], None] | None = None
+    path: Path,
+    consume: Callable[[Iterable[RolloutRecord]], None] | None = None,
+    *,
+    lines: Callable[[int], None] | None = None,
 ) -> tuple[list[RolloutRecord], list[str]]:
     """Read every record of a rollout, skipping bad lines and repeated records with warnings.
 
@@ -282,10 +303,11 @@ def read_rollout(
     through) and not kept: what a line held besides what ``consume`` keeps is freed before
     the next line is parsed, so its memory is reused at once instead of leaving tens of
     thousands of holes between the objects a long session keeps (megabytes the process never
-    gave back). The list returned is then empty.
+    gave back). The list returned is then empty. ``lines`` is told how many lines the file
+    holds (blank and bad ones too) once all are read.
     """
     warnings: list[str] = []
-    records = _records(_read_in_steps(path), path.name, warnings)
+    records = _records(read_in_steps(path), path.name, warnings, lines=lines)
     if consume is None:
         return list(records), warnings
     consume(records)
@@ -294,53 +316,27 @@ def read_rollout(
     return [], warnings
 
 
-def read_rollout_lines(
-    path: Path,
-    consume: Callable[[bytes | bytearray, Iterable[RolloutRecord], list[tuple[int, int]]], None],
-) -> list[str]:
-    """Read a rollout as :func:`read_rollout` does with ``consume``, handing it the file's
-    bytes, the records and the spans of their lines in those bytes (record ``n``'s line is
-    ``data[start:end]`` of ``spans[n]``, its newline left out, there once the record has
-    been handed out): a fork copies the lines it keeps as they are, without encoding their
-    records again. The warnings are returned."""
-    warnings: list[str] = []
-    spans: list[tuple[int, int]] = []
-    data = _read_in_steps(path)
-    records = _records(data, path.name, warnings, spans)
-    consume(data, records, spans)
-    for _ in records:  # whatever ``consume`` left is read too (its warnings count)
-        pass
-    return warnings
-
-
 def _records(
     data: bytes | bytearray,
     name: str,
     warnings: list[str],
-    spans: list[tuple[int, int]] | None = None,
+    *,
+    lines: Callable[[int], None] | None = None,
 ) -> Iterator[RolloutRecord]:
     """The records of :func:`read_rollout`, one at a time; ``warnings`` gets its warnings
-    once the last has been read (``name``: the file's, to name it in them). With ``spans``,
-    each record's line span is added to it before the record is handed out (a flag, not a
-    second kind of item: resuming reads every record through here)."""
-    lines = _line_spans(data)
+    once the last has been read (``name``: the file's, to name it in them); ``lines`` is
+    told the number of lines once they are all read."""
+    spans = _line_spans(data)
     # With a trailing newline the last line is empty; otherwise it is unterminated.
-    unterminated_index = len(lines) - 1 if not _blank(data, *lines[-1]) else -1
+    unterminated_index = len(spans) - 1 if not _blank(data, *spans[-1]) else -1
     bad: list[int] = []
     seen_ids: set[str] = set()
     repeated = 0
     with memoryview(data) as view:
-        for index, (start, end) in enumerate(lines):
+        for index, (start, end) in enumerate(spans):
             if start == end:
                 continue
-            record = None
-            if end - start <= HUGE_LINE_BYTES:  # the usual line, parsed here without detours
-                try:
-                    record = _record_from(orjson_loads(view[start:end]), index + 1)
-                except ValueError:  # orjson refused it: the careful path says why
-                    record = _parse_line(data, start, end, index + 1)
-            else:
-                record = _parse_line(data, start, end, index + 1)
+            record = record_at(data, view, start, end, index + 1)
             if record is None:
                 if not _blank(data, start, end):
                     bad.append(index + 1)
@@ -351,10 +347,10 @@ def _records(
                     continue
                 seen_ids.add(record.id)
             if record.type != DAMAGED_LINE_RECORD:
-                if spans is not None:
-                    spans.append((start, end))
                 yield record
             del record
+    if lines is not None:
+        lines(line_count(spans))
     warnings.extend(_bad_lines_warning(name, bad, unterminated_index + 1 or None))
     if repeated:
         plural = "s" if repeated != 1 else ""

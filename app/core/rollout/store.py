@@ -146,7 +146,10 @@ class RecordTally:
 
 
 def resume_rollout(
-    path: Path, consume: Callable[[Iterable[RolloutRecord]], None] | None = None
+    path: Path,
+    consume: Callable[[Iterable[RolloutRecord]], None] | None = None,
+    *,
+    lines: Callable[[int], None] | None = None,
 ) -> ResumedRollout:
     """Open an existing rollout to continue it: lock the session, read it, repair its tail
     once, and open its writer (which holds the lock until closed).
@@ -154,21 +157,22 @@ def resume_rollout(
     When another process writes the session, or its file or folder cannot be written, the
     records are still returned, with ``writer=None`` and ``read_only`` saying why in words;
     nothing is written then. Raises ``FileNotFoundError`` when there is no such rollout.
-    ``consume``: as for :func:`read_rollout` (the records returned are then none).
+    ``consume`` and ``lines``: as for :func:`read_rollout` (the records returned are then
+    none).
     """
     if not path.exists():
         raise FileNotFoundError(path)
     try:
         lock = SessionLock.acquire(path)
     except SessionInUse as exc:
-        records, warnings = read_rollout(path, consume)
+        records, warnings = read_rollout(path, consume, lines=lines)
         return ResumedRollout(records, warnings, None, str(exc))
     except OSError as exc:
         cause = RolloutWriteError(path, exc)
-        records, warnings = read_rollout(path, consume)
+        records, warnings = read_rollout(path, consume, lines=lines)
         return ResumedRollout(records, warnings, None, _read_only_message(cause))
     try:
-        records, warnings = read_rollout(path, consume)
+        records, warnings = read_rollout(path, consume, lines=lines)
         try:
             repair_tail(path)
             writer = RolloutWriter(path, lock=lock)

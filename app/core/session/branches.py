@@ -224,7 +224,7 @@ class Branches:
         with collector_paused():
             parts = build_parts(self._shared)
             warnings, read = parts.resume.replay_branch(
-                tree, leaf, tap=taker.see if taker is not None else None
+                tree, leaf, tap=taker
             )
         if read != len(tree.anchors):
             raise BranchUnavailable(

@@ -13,6 +13,7 @@ from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, on_path_of
+from ..rollout.lines_at import Chosen, RolloutChanged, read_lines_at
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
 from .branch_summary import carried as carried_summary
@@ -28,8 +29,12 @@ if TYPE_CHECKING:
     from ..tokens.counter import TokenCounter
     from .compaction_undo import CompactionUndo
     from .notices import Notices
+    from .turn.branch_input import TurnInput
     from .turn.task import UserTurnTask
     from .usage_meter import UsageMeter
+
+
+OnPath = Callable[[int, RolloutRecord], bool]  # whether record number n is in a branch's view
 
 
 class _LinearPrefix:
@@ -49,12 +54,12 @@ class _LinearPrefix:
             self.count += 1
             kind = record.type
             if kind != TURN_RECORD and kind != BRANCH_RECORD:  # most records: noted, passed on
-                note(kind, record.payload)
+                note(kind, record.payload, record.line_no)
                 if not self.branched:
                     yield record
                 continue
             before = tree.active
-            note(kind, record.payload)
+            note(kind, record.payload, record.line_no)
             if self.branched:
                 continue
             if kind == BRANCH_RECORD or (
@@ -108,7 +113,9 @@ class SessionResume:
             raise FileNotFoundError(f"No saved conversation with id {store.id}")
         linear = _LinearPrefix(self._tree)
         with collector_paused():  # only live containers are made: collections are waste
-            resumed = resume_rollout(path, consume=lambda r: self.replay(linear.records(r)))
+            resumed = resume_rollout(
+                path, consume=lambda r: self.replay(linear.records(r)), lines=self._tree.read_to
+            )
             warnings = list(resumed.warnings)
             if not linear.branched:
                 warnings += self._repair()
@@ -139,13 +146,62 @@ class SessionResume:
         self,
         tree: TurnTree,
         leaf: str | None,
-        tap: Callable[[int, RolloutRecord], None] | None = None,
+        tap: TurnInput | None = None,
     ) -> tuple[list[str], int]:
         """Build the view at turn ``leaf`` (``None``: before the first turn) from the rollout,
         streamed once as an open streams it: the records anchored on its path (``tree`` is
-        this file's), replayed as they are parsed, none kept. ``tap`` sees every record with
-        its place in the file. Returns the warnings for the user and the records read."""
+        this file's), replayed as they are parsed, none kept; only their lines are parsed
+        (``read_lines_at``), unless the file is not what the tree says, when it is all read
+        again. ``tap`` sees the records of its turn with their places in the file. Returns
+        the warnings for the user and the records read."""
         keep = on_path_of(tree, leaf)
+        with collector_paused():
+            try:
+                read = self._replay_lines(tree, leaf, keep, tap)
+            except RolloutChanged:  # the file is not what the tree says: all of it is read
+                read = self._replay_all(keep, tap)
+            return self._repair(), read
+
+    def _replay_lines(
+        self, tree: TurnTree, leaf: str | None, keep: OnPath, tap: TurnInput | None
+    ) -> int:
+        """The records of ``leaf``'s view (and ``tap``'s turn), their lines alone parsed; the
+        records the file holds, or -1 when a chosen line turns out to hold none. Raises
+        ``RolloutChanged`` before replaying anything when the file has other lines than the
+        tree knows."""
+        on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
+        tapped = tap.turn if tap is not None else None
+        seqs = [
+            seq for seq, anchor in enumerate(tree.anchors)
+            if anchor is None or anchor in on_path or anchor == tapped
+        ]
+        lines, total = tree.lines_at(seqs)
+
+        started = False
+
+        def consume(_data: object, chosen: Chosen) -> None:
+            nonlocal started
+            started = True
+
+            def records() -> Iterator[RolloutRecord]:
+                for seq, (record, _start, _end) in zip(seqs, chosen, strict=False):
+                    if tap is not None:
+                        tap.see(seq, record)
+                    if keep(seq, record):
+                        yield record
+
+            self.replay(records())
+
+        try:
+            read_lines_at(self._store.path, lines, total, consume)
+        except RolloutChanged:
+            if not started:
+                raise
+            return -1  # a record replayed already: the view is not to be shown
+        return len(tree.anchors)
+
+    def _replay_all(self, keep: OnPath, tap: TurnInput | None) -> int:
+        """The view replayed from every record of the file; the records read."""
         read = 0
 
         def on_branch(records: Iterable[RolloutRecord]) -> Iterator[RolloutRecord]:
@@ -153,13 +209,12 @@ class SessionResume:
             for seq, record in enumerate(records):
                 read = seq + 1
                 if tap is not None:
-                    tap(seq, record)
+                    tap.see(seq, record)
                 if keep(seq, record):
                     yield record
 
-        with collector_paused():
-            read_rollout(self._store.path, consume=lambda r: self.replay(on_branch(r)))
-            return self._repair(), read
+        read_rollout(self._store.path, consume=lambda r: self.replay(on_branch(r)))
+        return read
 
     def _repair(self) -> list[str]:
         # A crash between a tool call and its output would make every later request fail.

@@ -14,7 +14,6 @@ turn.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ..attachments.store import files_folder, share_files
 from ..conversation.tree import TurnTree, on_path_of
 from ..items import attachment_parts
+from ..rollout.lines_at import Chosen, RolloutChanged, read_lines_at
 from ..rollout.lock import SessionInUse
-from ..rollout.reader import read_rollout_lines
 from ..rollout.store import RolloutRecord, RolloutWriteError, RolloutWriter, rollout_path
 from ..system.collector import collector_paused
 from .index import SESSION_TITLE_RECORD, SessionIndex
@@ -138,22 +137,21 @@ def _path_lines(
     source: Path, tree: TurnTree, turn_id: str, summary: SessionSummary
 ) -> tuple[bytes, _Kept]:
     """The lines of ``source``'s records on the path to ``turn_id`` that a fork copies (read
-    once; runs of neighbouring lines joined as one slice), and what they hold."""
+    once, only the path's lines parsed; runs of neighbouring lines joined as one slice), and
+    what they hold."""
     on_path = on_path_of(tree, turn_id)
+    path = frozenset(tree.path(turn_id))
+    seqs = [seq for seq, anchor in enumerate(tree.anchors) if anchor is None or anchor in path]
+    wanted, total = tree.lines_at(seqs)
     kept = _Kept(summary)
-    read = 0
     lines = b""
 
-    def keep(
-        data: bytes | bytearray, records: Iterable[RolloutRecord], spans: list[tuple[int, int]]
-    ) -> None:
-        nonlocal read, lines
+    def keep(data: bytes | bytearray, chosen: Chosen) -> None:
+        nonlocal lines
         runs: list[list[int]] = []
-        for seq, record in enumerate(records):
-            read = seq + 1
+        for seq, (record, start, end) in zip(seqs, chosen, strict=False):
             if on_path(seq, record) and record.type not in _NOT_COPIED:
                 kept.see(record)
-                start, end = spans[seq]
                 if runs and runs[-1][1] + 1 == start:  # the next line: the run goes on
                     runs[-1][1] = end
                 else:
@@ -167,9 +165,12 @@ def _path_lines(
             )
 
     with collector_paused():  # as an open does: the records hold no cycles
-        read_rollout_lines(source, consume=keep)
-    if read != len(tree.anchors):
-        raise ForkError("the session's file changed while it was open (was it edited elsewhere?)")
+        try:
+            read_lines_at(source, wanted, total, keep)
+        except RolloutChanged as exc:
+            raise ForkError(
+                "the session's file changed while it was open (was it edited elsewhere?)"
+            ) from exc
     return lines, kept
 
 

@@ -120,3 +120,19 @@ def test_adopt_takes_another_tree_whole() -> None:
     tree.add_turn("x", None)
     tree.adopt(other)
     assert tree.active == "b" and tree.path() == ["a", "b"] and "x" not in tree
+
+
+def test_each_record_has_its_line_read_back_or_written_after_the_last() -> None:
+    tree = TurnTree()
+    tree.note(META.type, META.payload, 1)
+    tree.note("turn_context", {"turn_id": "a"}, 3)  # line 2: blank, or a bad line
+    tree.note("response_item", user("a", "one").payload, 4)
+    tree.read_to(6)  # two lines more that hold no record
+    tree.note("turn_context", {"turn_id": "b", "parent": "a"})  # written now
+    tree.note("response_item", user("b", "two").payload)
+    assert list(tree.lines) == [1, 3, 4, 7, 8]
+    assert tree.lines_at([1, 3, 4]) == ([3, 7, 8], 8)
+    other = TurnTree()
+    other.adopt(tree)
+    other.note("branch_switched", {"turn_id": "a"})
+    assert other.lines_at([5]) == ([9], 9)

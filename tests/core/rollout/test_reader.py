@@ -12,7 +12,6 @@ from app.core.rollout.reader import (
     RolloutRecord,
     parse_record,
     read_rollout,
-    read_rollout_lines,
 )
 
 
@@ -131,23 +130,20 @@ def test_five_bad_lines_are_all_listed_and_six_are_not(tmp_path: Path) -> None:
     ]
 
 
-def test_each_record_comes_with_its_lines_span(tmp_path: Path) -> None:
+def test_the_lines_of_a_file_are_told_bad_blank_and_repeated_ones_too(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     kept = [line("event", {"n": 1}, "a"), line("event", {"n": 2}, "b"), line("event", {"n": 3})]
     damaged = line(DAMAGED_LINE_RECORD, {}, "d")
     path.write_bytes(
         kept[0] + b"\n{not json\n" + kept[1] + kept[1] + damaged + kept[2].rstrip(b"\n")
     )
-    seen: list[tuple[int, bytes]] = []
-
-    def consume(
-        data: bytes | bytearray, records: Iterable[RolloutRecord], spans: list[tuple[int, int]]
-    ) -> None:
-        for seq, record in enumerate(records):
-            start, end = spans[seq]  # there as soon as the record is
-            seen.append((record.payload["n"], bytes(data[start:end])))
-
-    warnings = read_rollout_lines(path, consume)
-    # The blank, bad, repeated and damaged lines have no record, so no span.
-    assert seen == [(n + 1, raw.rstrip(b"\n")) for n, raw in enumerate(kept)]
-    assert warnings == read_rollout(path)[1] and len(warnings) == 2
+    told: list[int] = []
+    records, _warnings = read_rollout(path, lines=told.append)
+    assert [record.line_no for record in records] == [1, 4, 7]
+    assert told == [7]  # the last line, unterminated, is one
+    path.write_bytes(path.read_bytes() + b"\n")
+    read_rollout(path, consume=lambda records: None, lines=told.append)
+    assert told == [7, 7]  # the newline after it ends it: no line more
+    path.write_bytes(path.read_bytes() + b"\n")
+    read_rollout(path, lines=told.append)
+    assert told == [7, 7, 8]  # a blank line is one

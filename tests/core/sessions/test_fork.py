@@ -54,10 +54,18 @@ def _source(folder: Path, tail: bytes = b"") -> tuple[Path, TurnTree, list[bytes
     ]
     path = folder / "src.jsonl"
     path.write_bytes(b"".join(lines) + tail)
-    tree = TurnTree()
-    for record in read_rollout(path)[0]:
-        tree.note(record.type, record.payload)
+    tree = _tree_of(path)
     return path, tree, lines
+
+
+def _tree_of(path: Path) -> TurnTree:
+    """The tree of ``path``, noted as a session notes it when it opens the file."""
+    tree, told = TurnTree(), []
+    records, _warnings = read_rollout(path, lines=told.append)
+    for record in records:
+        tree.note(record.type, record.payload, record.line_no)
+    tree.read_to(*told)  # the lines after the last record, whatever they hold
+    return tree
 
 
 @pytest.fixture
@@ -106,9 +114,7 @@ def test_bad_and_repeated_lines_are_left_behind(config: CoreConfig) -> None:
     # A damaged line and a line saved twice: not records, so not copied, and the records
     # after them still line up with the tree's count.
     path.write_bytes(b"".join([*lines[:4], b"{not json\n", lines[4], lines[4], *lines[5:]]))
-    tree = TurnTree()
-    for record in read_rollout(path)[0]:
-        tree.note(record.type, record.payload)
+    tree = _tree_of(path)
     made = write_fork(path, config, source_id="src", turn_id="t3", title=None, tree=tree)
     assert _fork_lines(config, made.session_id)[2:] == [*lines[2:6], *lines[9:11]]
 

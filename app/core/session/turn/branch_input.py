@@ -27,19 +27,22 @@ class TurnInput:
 
     def __init__(self, anchors: list[str | None], turn_id: str) -> None:
         self._anchors = anchors
-        self._turn = turn_id
+        self.turn = turn_id
         self._state = 0  # 0: not reached, 1: in the turn's input, 2: past it
+        self._last = -1  # the place of the last record of the turn seen
         self.records: list[Record] = []
 
     def see(self, seq: int, record: Record) -> None:
+        """Record number ``seq``: any record, or only those of the turn (the others' places
+        then lie between)."""
         if self._state == 2:
             return
         anchor = self._anchors[seq] if seq < len(self._anchors) else None
-        if anchor != self._turn:
+        if anchor != self.turn or (self._state == 1 and seq != self._last + 1):
             if self._state == 1:
                 self._state = 2  # a turn's own records are contiguous up to its first child
             return
-        self._state = 1
+        self._state, self._last = 1, seq
         if record.type == "compacted":
             self.records.append(record)
         elif record.type == "response_item":

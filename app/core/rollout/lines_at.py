@@ -1,0 +1,77 @@
+"""Reading chosen lines of a rollout: a branch's records, the others' lines not even parsed.
+
+A switch to a branch of a 5 000-turn conversation needs the records on its path; parsing every
+line of the file was most of what it cost. The session's tree knows each record's line (noted
+as the file was read back and as each record was written), so only those lines are parsed
+here; the rest are stepped over. The file is still read whole (its lines are found by their
+newlines), so the count of its lines is checked against the tree's: a file that changed since
+(:class:`RolloutChanged`) is read whole again by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from .reader import DAMAGED_LINE_RECORD, RolloutRecord, read_in_steps, record_at
+
+
+class RolloutChanged(Exception):
+    """The file does not hold the lines the tree says it does."""
+
+
+# What a consumer is handed: the file's bytes and each chosen line's record with its span.
+Chosen = Iterator[tuple[RolloutRecord, int, int]]
+
+
+def read_lines_at(
+    path: Path,
+    lines: Sequence[int],
+    total: int,
+    consume: Callable[[bytes | bytearray, Chosen], None],
+) -> None:
+    """Hand ``consume`` the file's bytes and the records of ``lines`` (1-based, rising), each
+    with its line's span in the bytes (newline left out), parsed one at a time as it goes
+    through them. Raises :class:`RolloutChanged` before ``consume`` is called when the file
+    holds other than ``total`` lines, and from the records it is handed when a chosen line
+    holds no record."""
+    data = read_in_steps(path)
+    spans = _spans_of(data, lines, total)
+    chosen = _records(data, spans, lines)
+    consume(data, chosen)
+    for _ in chosen:  # whatever ``consume`` left is checked too
+        pass
+
+
+def _spans_of(data: bytes | bytearray, lines: Sequence[int], total: int) -> list[tuple[int, int]]:
+    """Where ``lines`` are in ``data``; raises :class:`RolloutChanged` unless it holds
+    ``total`` lines (the empty one after a final newline is none)."""
+    size, find = len(data), data.find
+    spans: list[tuple[int, int]] = []
+    start, line_no = 0, 1
+    for wanted in lines:
+        while line_no < wanted:  # stepped over
+            newline = find(b"\n", start)
+            if newline < 0:
+                raise RolloutChanged(f"the file ends before line {wanted}")
+            start, line_no = newline + 1, line_no + 1
+        end = find(b"\n", start)
+        end = size if end < 0 else end
+        spans.append((start, end))
+        start, line_no = end + 1, line_no + 1
+    while start < size:  # the lines after the last chosen one, counted
+        newline = find(b"\n", start)
+        start, line_no = (size if newline < 0 else newline) + 1, line_no + 1
+    if line_no - 1 != total:
+        raise RolloutChanged(f"the file holds {line_no - 1} lines, not {total}")
+    return spans
+
+
+def _records(data: bytes | bytearray, spans: list[tuple[int, int]], lines: Sequence[int]) -> Chosen:
+    with memoryview(data) as view:
+        for (start, end), line_no in zip(spans, lines, strict=True):
+            record = record_at(data, view, start, end, line_no)
+            if record is None or record.type == DAMAGED_LINE_RECORD:
+                raise RolloutChanged(f"line {line_no} holds no record")
+            yield record, start, end
+            del record

@@ -1,0 +1,110 @@
+"""Reading chosen lines of a rollout: only they are parsed, each with its span; a file that
+does not hold the lines the tree says is refused before anything is handed out
+(``app.core.rollout.lines_at``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.rollout import lines_at
+from app.core.rollout.lines_at import Chosen, RolloutChanged, read_lines_at
+from app.core.rollout.reader import DAMAGED_LINE_RECORD, HUGE_LINE_BYTES
+from tests.core.rollout.test_reader import line
+
+
+def chosen_of(path: Path, lines: list[int], total: int) -> list[tuple[int, object, bytes]]:
+    """(line, payload, the line's bytes by its span) of each chosen record."""
+    got: list[tuple[int, object, bytes]] = []
+
+    def consume(data: bytes | bytearray, chosen: Chosen) -> None:
+        for record, start, end in chosen:
+            got.append((record.line_no, record.payload.get("n"), bytes(data[start:end])))
+
+    read_lines_at(path, lines, total, consume)
+    return got
+
+
+def test_the_chosen_lines_come_with_their_spans_and_no_other_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [line("event", {"n": n}) for n in range(1, 7)]
+    rows[1] = b"{not json, never parsed\n"
+    path.write_bytes(b"".join(rows))
+    parsed: list[int] = []
+    real = lines_at.record_at
+
+    def counted(data, view, start, end, line_no):  # type: ignore[no-untyped-def]
+        parsed.append(line_no)
+        return real(data, view, start, end, line_no)
+
+    monkeypatch.setattr(lines_at, "record_at", counted)
+    got = chosen_of(path, [1, 3, 6], 6)
+    assert got == [(n, n, rows[n - 1].rstrip(b"\n")) for n in (1, 3, 6)]
+    assert parsed == [1, 3, 6]
+
+
+def test_an_unterminated_last_line_is_one_and_a_final_newline_ends_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [line("event", {"n": n}) for n in (1, 2)]
+    path.write_bytes(rows[0] + rows[1].rstrip(b"\n"))
+    assert chosen_of(path, [2], 2) == [(2, 2, rows[1].rstrip(b"\n"))]
+    path.write_bytes(rows[0] + rows[1])
+    assert chosen_of(path, [1], 2) == [(1, 1, rows[0].rstrip(b"\n"))]
+    path.write_bytes(rows[0] + rows[1] + b"\n")  # a blank line after them is a third
+    assert chosen_of(path, [], 3) == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "total", "why"),
+    [([1], 3, "holds 2 lines, not 3"), ([1], 1, "holds 2 lines, not 1"),
+     ([4], 4, "ends before line 4")],
+)
+def test_a_file_with_other_lines_is_refused_before_any_record_is_handed_out(
+    tmp_path: Path, lines: list[int], total: int, why: str
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line("event", {"n": 1}) + line("event", {"n": 2}))
+    handed: list[object] = []
+    with pytest.raises(RolloutChanged, match=why):
+        read_lines_at(path, lines, total, lambda data, chosen: handed.append(data))
+    assert handed == []
+
+
+@pytest.mark.parametrize("bad", [b"{not json", line(DAMAGED_LINE_RECORD, {}).rstrip(b"\n")])
+def test_a_chosen_line_holding_no_record_stops_the_records_in_words(
+    tmp_path: Path, bad: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line("event", {"n": 1}) + bad + b"\n" + line("event", {"n": 3}))
+    seen: list[object] = []
+
+    def consume(_data: bytes | bytearray, chosen: Chosen) -> None:
+        for record, _start, _end in chosen:
+            seen.append(record.payload["n"])
+
+    with pytest.raises(RolloutChanged, match="line 2 holds no record"):
+        read_lines_at(path, [1, 2, 3], 3, consume)
+    assert seen == [1]
+
+
+def test_records_left_by_the_consumer_are_still_checked(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line("event", {"n": 1}) + b"{not json\n")
+    with pytest.raises(RolloutChanged, match="line 2"):
+        read_lines_at(path, [1, 2], 2, lambda data, chosen: None)
+
+
+def test_a_huge_chosen_line_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    text = "x" * (HUGE_LINE_BYTES + 10)
+    path.write_bytes(line("event", {"n": 1}) + line("event", {"n": 2, "text": text}))
+    got: list[str] = []
+
+    def consume(_data: bytes | bytearray, chosen: Chosen) -> None:
+        got.extend(record.payload["text"] for record, _start, _end in chosen)
+
+    read_lines_at(path, [2], 2, consume)
+    assert got == [text]
