@@ -146,6 +146,7 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
         "tests/e2e/test_waits_and_details.py",
     ),
     "app/core/rollout/reader.py": ("tests/core/rollout/",),
+    "app/core/rollout/lines_at.py": ("tests/core/rollout/", "tests/e2e/test_branch_faults.py"),
     "app/core/rollout/writer.py": ("tests/core/rollout/",),
     "app/core/recall/query.py": ("tests/core/recall/",),
     "app/core/recall/index.py": ("tests/core/recall/",),

@@ -28,6 +28,10 @@ FOLLOW_SLACK = 8  # "at the bottom" within this many pixels
 # Characters of text laid out per layout pass (a row's ``layout_cost``); rows beyond it get
 # their widget in the next pass, one event-loop turn later, so no pass blocks the window long.
 LAYOUT_BUDGET = 2_000
+# What making a row's widget (its labels, buttons and text document) costs, in the budget's
+# characters: about what laying out this much text does (1-1.5 ms). A redraw that brought a
+# screenful of short rows made them all in one pass (13-15 ms).
+NEW_WIDGET_COST = 400
 
 
 class TextMetrics(NamedTuple):
@@ -68,6 +72,7 @@ class RowColumnLayout(QAbstractScrollArea):
         self._held_width = 100
         self._deferred = False  # a pass left rows on screen for the next one
         self._lazy = 0  # > 0 while what changes is laid out by the next pass, not this one
+        self._budget = 0  # what the pass under way may still lay out (``layout_budget``)
         self._later = 0  # > 0 while even a short row's new widget is built by the next pass
         # The next pass's second step (see ``_next_pass``): a timer object, since a static
         # zero-delay single shot is a posted call, and posted calls go before every timer.
@@ -175,6 +180,8 @@ class RowColumnLayout(QAbstractScrollArea):
             return
         self._in_layout = True
         self._adjusting = True
+        # One budget for the whole pass, however often it lays out again.
+        self._budget = 0 if self._lazy else self.layout_budget()
         try:
             for _ in range(4):  # a measured row can change which rows are on screen
                 self._again = False
@@ -204,18 +211,20 @@ class RowColumnLayout(QAbstractScrollArea):
             bar.setValue(self._tops[anchor[0]] + anchor[1])
         # Measure the rows that come on screen; rows above the anchor keep it in place. Text
         # beyond this pass's budget is measured in the next pass (lazily, a turn later).
-        budget = 0 if self._lazy else self.layout_budget()
+        budget = self._budget
         deferred = False
         for _ in range(8):
             visible = self._visible_rows(bar.value())
             changed = False
-            for row in visible:
+            # The rows nearest where the view holds on come first: at the bottom, the newest.
+            for row in reversed(visible) if self.follow_bottom else visible:
                 if row.measured_width != width:
                     cost = getattr(row, "layout_cost", 0)
-                    if budget <= 0 and (cost or (self._later and row._widget is None)):
+                    fresh = row._widget is None
+                    if budget <= 0 and (cost or (fresh and (self._later or not self._lazy))):
                         deferred = True
                         continue
-                    budget -= cost
+                    budget -= cost + NEW_WIDGET_COST * fresh
                 widget = self.widget_for(row)
                 if row.measured_width != width:
                     widget.resize(width, max(1, row.height))
@@ -233,6 +242,7 @@ class RowColumnLayout(QAbstractScrollArea):
                 bar.setValue(bar.maximum())
             elif anchor is not None:
                 bar.setValue(self._tops[anchor[0]] + anchor[1])
+        self._budget = budget
         self._place(visible, bar.value(), width)
         if deferred and not self._deferred:
             self._deferred = True

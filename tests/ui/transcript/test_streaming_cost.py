@@ -203,10 +203,11 @@ def on_screen(view: TranscriptView) -> list[Any]:
 
 
 def settled(view: TranscriptView) -> bool:
-    """Every row on screen has its widget, showing the current text, measured at its width."""
+    """Every row on screen has its widget, showing the current text, measured at its width,
+    and no layout pass is due (the rows just off screen have theirs too)."""
     view._update_tops()
     width = view._row_width()
-    return all(
+    return not view._deferred and all(
         r._widget is not None and r.measured_width == width and not r.stale
         for r in on_screen(view)
     )
