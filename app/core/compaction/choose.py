@@ -4,6 +4,7 @@ local on failure when the setting allows), else the local summary."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from .. import protocol as p
@@ -36,7 +37,11 @@ async def run_path(
     config = run.config()
     context = run.initial_context()
     if trigger != "manual" and config.prune_tool_outputs:
-        pruned = prune_to_room(history, counts, budget, run.counter, pinned_calls)
+        # Off the window's thread: a long history's outputs are looked through and the
+        # stubs counted (8-10 ms of a 5 000-turn session's, in one block).
+        pruned = await asyncio.to_thread(
+            prune_to_room, history, counts, budget, run.counter, pinned_calls
+        )
         if pruned is not None:
             run.progress("prune", "Removing old tool outputs…")
             return pruned

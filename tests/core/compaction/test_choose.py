@@ -202,3 +202,24 @@ async def test_the_local_summary_follows_the_focus_and_the_model_asked(tmp_path:
     focused, plain = provider.requests
     assert focused.model == "summariser-model" and plain.model == make_config(tmp_path).model
     assert focus in str(focused.input[-1]) and focus not in str(plain.input[-1])
+
+
+async def test_pruning_looks_through_the_history_off_the_event_loops_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from app.core.compaction import choose as choose_module
+
+    threads: list[threading.Thread] = []
+    real = choose_module.prune_tool_outputs
+
+    def noted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(choose_module, "prune_tool_outputs", noted)
+    run = make_run(tmp_path, ScriptedProvider(), Recorder())
+    result = await choose(run, with_old_output())
+    assert result.strategy == "prune"
+    assert threads and threading.main_thread() not in threads
