@@ -92,9 +92,19 @@ def summary_of(payload: dict[str, Any]) -> str:
     return str(payload.get("message") or "")
 
 
+# Characters encoded per step of a digest: encoding a 10 MB tool output at once is one call
+# that holds the interpreter (the window's thread waited 10-18 ms for the recall index).
+DIGEST_STEP = 256 * 1024
+
+
 def digest(text: str) -> bytes:
-    """The short digest a text is known by (8 bytes)."""
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest()
+    """The short digest a text is known by (8 bytes): of its UTF-8 bytes (a lone surrogate
+    as "?"), encoded :data:`DIGEST_STEP` characters at a time (the same bytes: UTF-8 encodes
+    each character on its own)."""
+    hashed = hashlib.blake2b(digest_size=8)
+    for start in range(0, len(text), DIGEST_STEP):
+        hashed.update(text[start : start + DIGEST_STEP].encode("utf-8", "replace"))
+    return hashed.digest()
 
 
 def passages(text: str) -> Sequence[str]:

@@ -88,3 +88,17 @@ def test_the_summary_of_a_compaction_record() -> None:
     assert summary_of(payload).endswith("The user migrates the zebra database.")
     assert summary_of({"message": "an old summary"}) == "an old summary"
     assert summary_of({"replacement_history": "not a list"}) == ""
+
+
+def test_a_long_text_is_digested_in_steps_as_its_whole_bytes_would_be() -> None:
+    import hashlib
+
+    from app.core.recall.searchable import DIGEST_STEP, digest
+
+    # A text over three steps, with characters of every UTF-8 length and a lone surrogate
+    # on the steps' boundaries.
+    text = "a" * (DIGEST_STEP - 1) + "é€😀\ud800" + "b" * DIGEST_STEP + "ß" * (DIGEST_STEP // 2)
+    whole = hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest()
+    assert digest(text) == whole
+    assert digest(text[:-1]) != whole
+    assert digest("") == hashlib.blake2b(b"", digest_size=8).digest()
