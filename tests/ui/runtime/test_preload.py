@@ -79,14 +79,14 @@ def test_once_the_modules_are_loaded_a_message_widget_of_each_role_is_built_ahea
     create = row_host.RowHostArea.create_row_widget
 
     def counting(self: Any, row: Any) -> Any:
-        built.append(row.role)
+        built.append(getattr(row, "role", type(row).__name__))
         return create(self, row)
 
     monkeypatch.setattr(row_host.RowHostArea, "create_row_widget", counting)
     window = make_window()
     qtbot.waitUntil(loader.settled.is_set, timeout=10_000)
     assert loader.thread is not None and not loader.thread.is_alive()
-    assert built == ["user", "assistant"]
+    assert built == ["user", "assistant", "ToolRow"]
     assert window.transcript._renderer is not None  # the first message needs none built
     assert window.transcript.rows == []  # nothing shown: built and dropped
 
@@ -101,6 +101,7 @@ def test_the_rows_built_ahead_leave_the_thumbnail_thread_started_and_the_icons_d
 
     from app.ui.style import icons
     from app.ui.transcript.message_rows import MessageRow
+    from app.ui.transcript.row_models import ToolRow
     from app.ui.transcript.view import row_host
 
     loader = preload.Preloader((), then=lambda: None)
@@ -117,10 +118,14 @@ def test_the_rows_built_ahead_leave_the_thumbnail_thread_started_and_the_icons_d
     row = MessageRow(host, "user", "Here they are.")
     row.attachments = [{"kind": "file", "name": "log.txt", "size": 10}]
     widget = host.create_row_widget(row)
-    for button in widget.findChildren(QAbstractButton):
+    tool = ToolRow(host, "c1", "read_file", '{"path": "app.log"}')
+    tool.output = "A long log."
+    shown = host.create_row_widget(tool)  # a tool's output first shown: its icons too
+    for button in [*widget.findChildren(QAbstractButton), *shown.findChildren(QAbstractButton)]:
         button.icon().pixmap(button.iconSize(), button.devicePixelRatioF())
     assert icons._pixmap.cache_info().misses == rendered  # every icon was drawn already
     widget.deleteLater()
+    shown.deleteLater()
 
 
 def test_the_preload_compiles_the_common_code_lexers_in_its_worker_thread(

@@ -83,7 +83,8 @@ class RowHostArea(VirtualRowArea):
         return row_widget(row, self.renderer, self.viewport())
 
     def warm_up_rows(self) -> None:
-        """Build, measure and drop a message widget of each role, once per process: the first
+        """Build, measure and drop a message widget of each role and a tool call's, once per
+        process: the first
         of a process cost 8-11 ms more than the next (the renderer's parser and code style,
         the buttons' icons, the first use of the classes and enums they need), and an empty
         session's first message paid it in the block that showed it. Called at idle, once the
@@ -100,9 +101,14 @@ class RowHostArea(VirtualRowArea):
             return
         _ROWS_WARMED = True
         width = self._row_width()
-        for role in ("user", "assistant"):
-            row = MessageRow(self, role, "A *first* `message`.")
-            if role == "user":
+        tool = ToolRow(self, "warm", "read_file", '{"path": "notes.md"}')
+        tool.output = "Its text."
+        for row in (
+            MessageRow(self, "user", "A *first* `message`."),
+            MessageRow(self, "assistant", "A *first* `message`."),
+            tool,  # its chevron's and its kind's icons (a tool's output first shown)
+        ):
+            if getattr(row, "role", None) == "user":
                 row.attachments = _WARM_ATTACHMENTS
             widget = self.create_row_widget(row)
             widget.resize(width, widget.height_for(width))
