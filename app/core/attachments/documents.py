@@ -8,6 +8,7 @@ import codecs
 import io
 
 from .errors import AttachmentError
+from .reread import read_again
 
 # A few kilobytes tell a binary file from text: any NUL byte outside UTF-16 text.
 _SNIFF = 8192
@@ -54,17 +55,9 @@ def _binary(name: str) -> AttachmentError:
 
 
 def pdf_file_text(path: str, size: int, name: str) -> tuple[str, int]:
-    """The text of the PDF at ``path`` (see :func:`pdf_text`), read again where it runs (the
-    worker process: its bytes are not copied across); ``size``: its size when it was first
-    read, so that a file changed meanwhile is not read as another."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
-    if len(data) != size:
-        raise AttachmentError(f"{name} changed while it was read: attach it again.")
-    return pdf_text(data, name)
+    """The text of the PDF at ``path`` (see :func:`pdf_text`), read again where it runs
+    (``read_again``: ``size`` is its size when it was first read)."""
+    return pdf_text(read_again(path, size, name), name)
 
 
 def pdf_text(data: bytes, name: str) -> tuple[str, int]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import AttachmentError
+from .reread import read_again
 
 BASE_TOKENS = 85
 TILE_TOKENS = 170
@@ -102,3 +103,13 @@ def _has_alpha(image: object) -> bool:
     mode = str(getattr(image, "mode", ""))
     info = getattr(image, "info", {})
     return mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in info)
+
+
+def prepare_image_file(path: str, size: int, name: str) -> PreparedImage:
+    """:func:`prepare_image` of the image at ``path``, read again where it runs (the worker
+    process: decoding and scaling a 4K screenshot held the window's interpreter for 30-90 ms).
+    An image sent as it is comes back without its bytes (``sent`` empty): the caller has
+    them."""
+    data = read_again(path, size, name)
+    image = prepare_image(data, name)
+    return replace(image, sent=b"") if image.sent is data else image

@@ -4,16 +4,20 @@ image made ready, its bytes stored by hash. Runs in a worker thread; every refus
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from ..items import ATTACHMENT
 from ..system.worker_process import WorkerProcessDied, run_in_process
 from .documents import decode_text, pdf_file_text
 from .errors import AttachmentError, size_words
-from .images import prepare_image
+from .images import prepare_image, prepare_image_file
 from .parts import Part
 from .store import AttachmentStore
 
+T = TypeVar("T")
 # The largest file of each kind Coco reads (a model could not take more in any case).
 LIMITS = {"text": 16 * 2**20, "pdf": 256 * 2**20, "image": 64 * 2**20}
 _IMAGE_MAGIC = (
@@ -42,10 +46,19 @@ def sniff_kind(head: bytes, path: Path) -> str:
     return "text"
 
 
-def image_attachment(data: bytes, name: str, store: AttachmentStore) -> Part:
+def image_attachment(
+    data: bytes, name: str, store: AttachmentStore, path: Path | None = None
+) -> Part:
     """The part for an image's bytes (a file's, or a tool's output), stored in ``store`` with
-    the copy scaled for sending; :class:`AttachmentError` in words when it cannot be sent."""
-    image = prepare_image(data, name)
+    the copy scaled for sending; :class:`AttachmentError` in words when it cannot be sent.
+    An image from a file (``path``) is decoded and scaled in the worker process (Pillow
+    held the window's interpreter for 30-90 ms of a 4K screenshot's)."""
+    if path is None:
+        image = prepare_image(data, name)
+    else:
+        image = _in_process(prepare_image_file, path, data, name, "image reader")
+        if not image.sent:  # sent as it is: its bytes stayed here
+            image = replace(image, sent=data)
     original_mime = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp",
                      "GIF": "image/gif"}[image.format]
     part: Part = {
@@ -87,7 +100,7 @@ def read_attachment(path: Path, store: AttachmentStore) -> Part:
     except OSError as exc:
         raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
     if kind == "image":
-        return image_attachment(data, name, store)
+        return image_attachment(data, name, store, path)
     part: Part = {"type": ATTACHMENT, "kind": kind, "name": name, "size": len(data)}
     if kind == "pdf":
         text, pages = _pdf_text(path, data, name)
@@ -103,9 +116,17 @@ def read_attachment(path: Path, store: AttachmentStore) -> Part:
 def _pdf_text(path: Path, data: bytes, name: str) -> tuple[str, int]:
     """A PDF's text and pages, read in the worker process (pypdf is pure Python: seconds of
     the interpreter for a large file, see ``system.worker_process``)."""
+    return _in_process(pdf_file_text, path, data, name, "PDF reader")
+
+
+def _in_process(
+    function: Callable[[str, int, str], T], path: Path, data: bytes, name: str, reader: str
+) -> T:
+    """``function`` of the file at ``path`` (whose bytes are ``data``) in the worker process,
+    which reads it again there; a process that stopped is refused in words."""
     try:
-        return run_in_process(pdf_file_text, str(path), len(data), name)
+        return run_in_process(function, str(path), len(data), name)
     except WorkerProcessDied as exc:
         raise AttachmentError(
-            f"{name} could not be read: reading it stopped the PDF reader ({exc})."
+            f"{name} could not be read: reading it stopped the {reader} ({exc})."
         ) from exc

@@ -9,7 +9,7 @@ import pytest
 
 from app.core.attachments.documents import decode_text, pdf_file_text
 from app.core.attachments.errors import AttachmentError
-from app.core.attachments.images import image_tokens, scaled_size
+from app.core.attachments.images import image_tokens, prepare_image_file, scaled_size
 from app.core.attachments.parts import attachment_message, stand_in, with_stand_ins
 from app.core.attachments.reading import read_attachment
 from app.core.attachments.store import AttachmentStore
@@ -168,5 +168,67 @@ def test_a_pdf_that_stops_the_reader_is_refused_and_nothing_is_stored(
         read_attachment(report, store)
     assert refused.value.message.startswith(
         "huge.pdf could not be read: reading it stopped the PDF reader (A process"
+    )
+    assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
+
+
+def test_an_images_decoding_and_scaling_run_in_the_worker_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pillow held the window's interpreter for 30-90 ms of a 4K screenshot: the image is read
+    again, decoded and scaled in the worker process; an image sent as it is comes back
+    without its bytes, and is stored once."""
+    from app.core.attachments import reading
+
+    asked: list[tuple[object, ...]] = []
+    run = reading.run_in_process
+
+    def spy(function: object, *args: object) -> object:
+        asked.append((function, *args))
+        return run(function, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading, "run_in_process", spy)
+    store = AttachmentStore(tmp_path / "store")
+    small = write_png(tmp_path / "small.png", 300, 200)
+    big = write_image(tmp_path / "big.jpg", 4000, 3000, "JPEG")
+    parts = [read_attachment(small, store), read_attachment(big, store)]
+    assert asked == [
+        (prepare_image_file, str(path), path.stat().st_size, path.name) for path in (small, big)
+    ]
+    assert parts[0]["sent_file"] == parts[0]["file"]
+    assert store.path(parts[0]["file"]).read_bytes() == small.read_bytes()
+    assert (parts[1]["sent_width"], parts[1]["sent_height"]) == (1024, 768)
+    assert parts[1]["sent_file"] != parts[1]["file"]
+
+
+def test_an_image_read_again_comes_back_without_the_bytes_it_was_sent_as(tmp_path: Path) -> None:
+    small = write_png(tmp_path / "small.png", 30, 20)
+    size = small.stat().st_size
+    image = prepare_image_file(str(small), size, "small.png")
+    assert image.sent == b"" and (image.width, image.sent_width) == (30, 30)
+    big = write_image(tmp_path / "big.jpg", 4000, 3000, "JPEG")
+    scaled = prepare_image_file(str(big), big.stat().st_size, "big.jpg")
+    assert scaled.sent.startswith(b"\xff\xd8") and scaled.sent_width == 1024
+    with pytest.raises(AttachmentError, match="small.png changed while it was read"):
+        prepare_image_file(str(small), size - 1, "small.png")
+    small.unlink()
+    with pytest.raises(AttachmentError, match="small.png could not be read: No such file"):
+        prepare_image_file(str(small), size, "small.png")
+
+
+def test_an_image_that_stops_the_reader_is_refused_and_nothing_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.core.attachments import reading
+
+    def died(*_args: object) -> object:
+        raise WorkerProcessDied("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr(reading, "run_in_process", died)
+    store = AttachmentStore(tmp_path / "store")
+    with pytest.raises(AttachmentError) as refused:
+        read_attachment(write_png(tmp_path / "shot.png", 40, 30), store)
+    assert refused.value.message.startswith(
+        "shot.png could not be read: reading it stopped the image reader (A process"
     )
     assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
