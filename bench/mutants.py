@@ -145,6 +145,11 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
         "tests/core/providers/", "tests/e2e/test_core_turns.py", "tests/e2e/test_retry_turn.py",
         "tests/e2e/test_waits_and_details.py",
     ),
+    # A turn's input for an edit or a regeneration: reached by the branch tests end to end.
+    "app/core/session/turn/branch_input.py": (
+        "tests/core/session/turn/", "tests/e2e/test_branches.py",
+        "tests/e2e/test_attachment_branches.py", "tests/e2e/test_branch_faults.py",
+    ),
     "app/core/rollout/reader.py": ("tests/core/rollout/",),
     "app/core/rollout/lines_at.py": ("tests/core/rollout/", "tests/e2e/test_branch_faults.py"),
     "app/core/rollout/writer.py": ("tests/core/rollout/",),

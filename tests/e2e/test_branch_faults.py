@@ -267,3 +267,28 @@ async def test_a_line_of_the_branch_changed_elsewhere_is_refused_in_words(server
     texts = [text for _role, text in input_texts(server.requests[-1].body)]
     assert "A0, again" in texts and "q1" not in texts  # still on the branch it was on
     await session.close()
+
+
+async def test_a_branched_file_changed_while_it_opens_says_so(server, make_config, monkeypatch):
+    """Opening a branched conversation reads its active path a second time, by line: a line of
+    it changed in between (the same number of lines) is said in a warning, not shown as if
+    nothing were missing."""
+    from app.core.session import resume as resume_module
+
+    config = make_config()
+    session, _first, _again = await two_branches(server, config)
+    path = session.rollout_path
+    await session.close()
+    real = resume_module.read_lines_at
+
+    def changed_first(file, lines, total, consume):  # type: ignore[no-untyped-def]
+        rows = file.read_bytes().split(b"\n")
+        file.write_bytes(b"\n".join(b'{"broken' if b'"A0, again"' in r else r for r in rows))
+        return real(file, lines, total, consume)
+
+    monkeypatch.setattr(resume_module, "read_lines_at", changed_first)
+    reopened = await Session.open(config, session_id=session.id)
+    warnings = [e.message for e in await collect(reopened, "token_count") if e.type == "warning"]
+    assert any("changed while it was being opened" in w for w in warnings)
+    assert path.exists()
+    await reopened.close()

@@ -138,7 +138,12 @@ class SessionResume:
     def replay_path(self) -> None:
         """Build the active branch's view from the rollout, streamed once more (after
         ``resume`` found branches)."""
-        warnings, _read = self.replay_branch(self._tree, self._tree.active)
+        warnings, read = self.replay_branch(self._tree, self._tree.active)
+        if read != len(self._tree.anchors):
+            warnings.append(
+                "This conversation's file changed while it was being opened (was it edited "
+                "elsewhere?): what is shown may be incomplete. Open it again to read it whole."
+            )
         for warning in warnings:
             self._emit(p.Warning(message=warning))
 
