@@ -46,7 +46,7 @@ class TurnTree:
         self.anchors: list[str | None] = []  # record number -> its anchor (None: session-wide)
         # record number -> its line in the file (1-based): a branch's records are read by line,
         # the others' lines not even parsed (``lines_at``)
-        self.lines: array[int] = array("q")
+        self.lines: array[int] = array("I")  # 4 bytes a record
         self._next_line = 1  # the line the next record written goes to
         self._labels: dict[str, str] = {}  # a turn's message, clipped (see ``labels``)
         # The user-role items of turns not labelled yet: labels are made when first asked for

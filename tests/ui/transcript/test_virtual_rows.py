@@ -167,3 +167,28 @@ def test_a_streaming_row_grows_with_its_text_and_the_view_follows(view: Transcri
     assert heights == sorted(heights) and heights[-1] > heights[0] + 200
     bar = view.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
+
+
+def test_a_screenful_of_new_short_rows_is_built_over_passes_the_newest_first(
+    qtbot: Any, view: TranscriptView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making a row's widget counts in a pass's budget (``NEW_WIDGET_COST``): a redraw that
+    brings a screenful of short rows builds a few per pass, following the bottom from the
+    newest up, and the rest in the passes after."""
+    from app.ui.transcript import row_layout
+
+    built: list[int] = []
+    create = view.create_row_widget
+    monkeypatch.setattr(view, "create_row_widget", lambda row: (built.append(row.index),
+                                                                create(row))[1])
+    with view.hold():
+        for i in range(60):
+            view.add_message("user" if i % 2 else "assistant", f"a short line {i}", f"m{i}")
+    per_pass = row_layout.LAYOUT_BUDGET // row_layout.NEW_WIDGET_COST
+    assert 1 <= len(built) <= per_pass
+    assert built == sorted(built, reverse=True) and built[0] == len(view.rows) - 1
+    assert view._deferred
+    qtbot.waitUntil(lambda: not view._deferred)
+    assert len(built) > per_pass
+    assert all(r._widget is not None for r in _shown(view)) and view.rows[-1]._widget.isVisible()
+    _assert_stacked(view)
