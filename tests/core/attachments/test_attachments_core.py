@@ -232,3 +232,29 @@ def test_an_image_that_stops_the_reader_is_refused_and_nothing_is_stored(
         "shot.png could not be read: reading it stopped the image reader (A process"
     )
     assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
+
+
+async def test_a_history_is_looked_through_for_images_off_the_event_loops_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before each turn, the images of the history are loaded to be sent; a long history's
+    items are looked through in the worker thread too, not on the window's."""
+    import threading
+
+    from app.core.attachments import session_files
+
+    part = read_attachment(write_png(tmp_path / "a.png", 30, 20), AttachmentStore(tmp_path / "f"))
+    message = attachment_message("see", [part])
+    files = session_files.SessionAttachments(tmp_path / "f", count=len)  # as on a resume
+    assert files.store.data_url(part["sent_file"]) is None
+    looked: list[threading.Thread] = []
+    real = session_files.image_files
+
+    def noted(items):  # type: ignore[no-untyped-def]
+        looked.append(threading.current_thread())
+        return real(items)
+
+    monkeypatch.setattr(session_files, "image_files", noted)
+    await files.preload([user_message("hi"), message])
+    assert looked and threading.main_thread() not in looked
+    assert files.store.data_url(part["sent_file"]) is not None
