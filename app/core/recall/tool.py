@@ -17,6 +17,7 @@ from .. import protocol as p
 from ..config import CoreConfig
 from ..items import Item
 from ..tools.calls import ToolError, ToolResult, function_spec, int_arg, parse_arguments, str_arg
+from ..tools.mcp.names import PREFIX as MCP_PREFIX
 from ..tools.workspace import WorkspaceTools
 from .query import SearchQuery, build_query
 from .searchable import RECALL_TOOL, asking_message, item_digest
@@ -271,6 +272,11 @@ class SessionTools:
             return await self._recall.call(arguments)
         if name == RECALL_TOOL:
             return ToolResult("recall is turned off in the settings", ok=False)
+        if name.startswith(MCP_PREFIX):  # a server's tool that is not offered now
+            return ToolResult(
+                f"the tool {name!r} is not available now: its MCP server is not running "
+                "(still starting, stopped after an error, or turned off)", ok=False,
+            )
         return await self.workspace.call(name, arguments)
 
 

@@ -149,20 +149,19 @@ class WorkspaceTools:
     async def call(self, name: str, arguments: str) -> ToolResult:
         """Run tool ``name`` with its JSON ``arguments``. Never raises; output is truncated to
         the output budget."""
-        if self._root is None:
-            return ToolResult("no workspace folder is configured", ok=False)
-        if not self._root.is_dir():
-            return ToolResult(f"the workspace folder does not exist: {self._root}", ok=False)
         handlers: dict[str, Callable[[dict[str, Any]], str]] = {
             "list_directory": self._list_directory,
             "read_file": self._read_file,
             "search_text": self._search_text,
         }
         handler = handlers.get(name)
-        if handler is None:
-            return ToolResult(
-                f"unknown tool: {name!r} (available: {', '.join(handlers)})", ok=False
-            )
+        if handler is None:  # a name no tool has: said so, whatever the workspace
+            offered = f" (available: {', '.join(handlers)})" if self._root is not None else ""
+            return ToolResult(f"unknown tool: {name!r}{offered}", ok=False)
+        if self._root is None:
+            return ToolResult("no workspace folder is configured", ok=False)
+        if not self._root.is_dir():
+            return ToolResult(f"the workspace folder does not exist: {self._root}", ok=False)
         try:
             args = parse_arguments(name, arguments)
             output = await asyncio.to_thread(handler, args)

@@ -336,3 +336,21 @@ def test_the_worker_keeps_no_job_alive_while_it_waits() -> None:
     while gone() is not None and time.monotonic() < deadline:
         time.sleep(0.001)
     assert gone() is None
+
+
+async def test_a_call_of_a_server_tool_not_offered_now_says_its_server_is_not_running(
+    tmp_path: Path,
+) -> None:
+    """The model calls an MCP tool whose server is still starting (or stopped, or turned off):
+    it is told that, not that no workspace folder is configured."""
+    from app.core.config import CoreConfig
+    from app.core.recall.tool import SessionTools
+
+    tools = SessionTools(CoreConfig(data_dir=tmp_path, model="demo", recall=False), None)  # type: ignore[arg-type]
+    result = await tools.call("mcp__notes__write_note", '{"text": "x"}')
+    assert not result.ok
+    assert result.output == (
+        "the tool 'mcp__notes__write_note' is not available now: its MCP server is not running "
+        "(still starting, stopped after an error, or turned off)"
+    )
+    assert (await tools.call("write_note", "{}")).output == "unknown tool: 'write_note'"

@@ -57,6 +57,10 @@ async def test_no_workspace_disables_everything() -> None:
     assert tools.environment_context() == ""
     result = await tools.call("read_file", '{"path": "a.txt"}')
     assert result == ToolResult("no workspace folder is configured", ok=False)
+    # A name no tool has is said to be unknown, not blamed on the missing folder.
+    assert await tools.call("write_note", "{}") == ToolResult(
+        "unknown tool: 'write_note'", ok=False
+    )
 
 
 async def test_missing_workspace_folder_is_reported(tmp_path: Path) -> None:
