@@ -16,8 +16,7 @@ import pytest
 
 from tests.attachment_files import write_png
 
-from .conftest import XDisplay, wait_for
-from .test_branches_on_display import Probe
+from .conftest import Probe, XDisplay, wait_for
 
 pytestmark = pytest.mark.display
 
