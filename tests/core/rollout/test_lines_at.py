@@ -108,3 +108,32 @@ def test_a_huge_chosen_line_is_read_whole(tmp_path: Path) -> None:
 
     read_lines_at(path, [2], 2, consume)
     assert got == [text]
+
+
+def test_a_blank_first_line_is_a_line_stepped_over_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [line("event", {"n": n}) for n in (2, 3)]
+    path.write_bytes(b"\n" + rows[0] + rows[1].rstrip(b"\n"))
+    assert chosen_of(path, [2], 3) == [(2, 2, rows[0].rstrip(b"\n"))]
+    assert chosen_of(path, [], 3) == []  # counted from the start: the blank one is the first
+    assert chosen_of(path, [3], 3) == [(3, 3, rows[1].rstrip(b"\n"))]
+    with pytest.raises(RolloutChanged, match="holds 3 lines, not 2"):
+        chosen_of(path, [2], 2)
+
+
+def test_the_lines_after_the_last_chosen_one_are_counted_to_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [line("event", {"n": n}) for n in (1, 2, 3, 4)]
+    path.write_bytes(b"".join(rows)[:-1])  # the last one unterminated
+    assert chosen_of(path, [1], 4) == [(1, 1, rows[0].rstrip(b"\n"))]
+    with pytest.raises(RolloutChanged, match="holds 4 lines, not 5"):
+        chosen_of(path, [1], 5)
+
+
+def test_a_chosen_blank_first_line_is_no_record_once_the_count_is_right(tmp_path: Path) -> None:
+    """Its span is empty (not the rest of the file): the count is checked first, then the
+    record it does not hold is said."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n" + line("event", {"n": 2}))
+    with pytest.raises(RolloutChanged, match="line 1 holds no record"):
+        chosen_of(path, [1, 2], 2)
