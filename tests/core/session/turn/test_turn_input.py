@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.items import message_text, user_message
 from app.core.rollout.store import RolloutRecord
-from app.core.session.turn.branch_input import TurnInput
+from app.core.session.branch_summary.summary import BranchSummary, summary_item
+from app.core.session.turn.branch_input import (
+    TurnInput,
+    edited_message,
+    message_of,
+    summary_record,
+    with_summary,
+    with_text,
+)
 
 
 def item(role: str, text: str) -> RolloutRecord:
@@ -42,3 +51,89 @@ def test_the_input_ends_where_another_turns_record_comes_between() -> None:
         if anchors[seq] == "b":  # given only the turn's own, with their places
             own.see(seq, record)
     assert every.records == own.records == [records[2], COMPACTED]
+
+
+def test_a_record_past_the_trees_records_belongs_to_no_turn() -> None:
+    taker = TurnInput(["a", "b"], "b")
+    taker.see(1, item("user", "two"))
+    taker.see(2, item("user", "written since"))  # beyond the anchors: not this turn's
+    assert [r.payload["item"]["content"][0]["text"] for r in taker.records] == ["two"]
+
+
+# ---------------------------------------------------------------- the input, edited
+
+ENV = {"type": "message", "role": "user",
+       "content": [{"type": "input_text", "text": "<environment_context>\n</environment_context>"}]}
+PHOTO = {"type": "coco_attachment", "kind": "image", "name": "a.png", "file": "f1.png"}
+NOTE = {"type": "coco_attachment", "kind": "file", "name": "n.md", "file": "f2.md", "text": "x"}
+
+
+def record(kind: str, **payload: Any) -> RolloutRecord:
+    return RolloutRecord(3, "t", kind, {"turn_id": "b", **payload})
+
+
+def texts(items: list[Any]) -> list[str]:
+    return [message_text(i) for i in items]
+
+
+def test_the_message_is_the_last_user_message_the_person_wrote() -> None:
+    records = [record("response_item", item=user_message("first")),
+               record("response_item", item=user_message("second")),
+               record("response_item", item=ENV),
+               record("response_item", item={"type": "message", "role": "developer",
+                                             "content": [{"type": "input_text", "text": "d"}]}),
+               record("compacted", replacement_history=[])]
+    assert message_of(records) == "second"
+    assert message_of(records[2:]) is None and message_of([]) is None
+
+
+def test_an_edit_replaces_the_message_in_its_record_and_after_the_summary() -> None:
+    message = {**user_message("old"), "content": [*user_message("old")["content"], PHOTO, NOTE]}
+    history = [user_message("old"), user_message("summary"), user_message("old")]
+    records = [record("response_item", item=user_message("other")),
+               record("response_item", item=message),
+               record("compacted", replacement_history=history, message="m"),
+               record("turn_context", model="x")]
+    edited = with_text(records, "old", "new")
+    assert [r.type for r in edited] == [r.type for r in records]
+    assert edited[0] == records[0] and edited[3] == records[3]
+    assert edited[1].payload["turn_id"] == "b" and edited[1].line_no == 3
+    assert message_text(edited[1].payload["item"]) == "new"
+    assert [p for p in edited[1].payload["item"]["content"] if p.get("file")] == [PHOTO, NOTE]
+    # After a compaction the message was put back last: that copy, and only it, is edited.
+    assert texts(edited[2].payload["replacement_history"]) == ["old", "summary", "new"]
+    assert edited[2].payload["message"] == "m"
+    assert texts(history) == ["old", "summary", "old"]  # the records read are left as they were
+    assert message_text(records[1].payload["item"]) == "old"
+    kept = with_text(records, "old", "new", keep=["f2.md"])
+    assert [p for p in kept[1].payload["item"]["content"] if p.get("file")] == [NOTE]
+    other = with_text([record("compacted", replacement_history="damaged")], "old", "new")
+    assert other[0].payload["replacement_history"] == "damaged"
+
+
+def test_the_edited_message_is_sent_with_the_originals_attachments() -> None:
+    message = {**user_message("new"), "content": [*user_message("new")["content"], PHOTO]}
+    records = [record("compacted", replacement_history=[]),
+               record("response_item", item=user_message("other")),
+               record("response_item", item=message)]
+    assert edited_message(records, "new") is message
+    assert edited_message(records[:2], "new") == user_message("new")
+
+
+def test_a_branch_summary_goes_just_before_the_message_wherever_it_is() -> None:
+    summary = BranchSummary(text="tried the flat file first", by_model=True)
+    block = summary_item(summary)
+    history = [user_message("msg"), user_message("summary"), user_message("msg")]
+    records = [record("response_item", item=user_message("msg")),
+               record("compacted", replacement_history=history),
+               record("response_item", item=user_message("other"))]
+    out = with_summary(records, "msg", summary)
+    assert [r.payload.get("item") for r in out[:2]] == [block, user_message("msg")]
+    assert out[0].type == "response_item" and "turn_id" not in out[0].payload
+    assert texts(out[2].payload["replacement_history"]) == [
+        "msg", "summary", message_text(block), "msg"
+    ]
+    assert out[3] == records[2] and len(history) == 3
+    assert summary_record(summary, "t9") == RolloutRecord(
+        0, "", "response_item", {"item": block, "turn_id": "t9"}
+    )
