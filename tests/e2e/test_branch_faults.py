@@ -172,20 +172,17 @@ async def test_an_edit_of_a_turn_whose_records_are_damaged_is_refused_in_words(
 async def test_a_switch_after_the_file_changed_elsewhere_is_refused_in_words(server, make_config):
     """A branch's view is read from the rollout with the tree the session holds; a file that
     another program changed meanwhile no longer matches it: refused, the view unchanged."""
-    config = make_config()
-    session = await Session.open(config)
-    for n in range(2):
-        server.enqueue(Reply(text=f"A{n}"))
-    events = await run(session, ops.UserTurn(text="q0"))
-    first = of_type(events, "turn_started")[0].turn_id
-    await run(session, ops.UserTurn(text="q1"))
-    server.enqueue(Reply(text="A0, again"))
-    await run(session, ops.RegenerateTurn(turn_id=first))
+    session, first, _again = await two_branches(server, make_config())
     line = json.dumps({"type": "session_title", "payload": {"title": "elsewhere"}})
     path = session.rollout_path
     path.write_bytes(path.read_bytes() + line.encode() + b"\n")  # another program appended
+    await switch_refused(server, session, first)
 
-    await session.submit(ops.SwitchBranch(turn_id=first))
+
+async def switch_refused(server: Any, session: Session, leaf: str) -> None:
+    """A switch to ``leaf`` is refused as the file changed; the session goes on, on the branch
+    of the regeneration (``two_branches``)."""
+    await session.submit(ops.SwitchBranch(turn_id=leaf))
     messages = [e.message for e in await collect(session, "error") if e.type == "error"]
     assert any("changed while it was open" in m for m in messages)
     server.enqueue(Reply(text="A2"))
@@ -259,14 +256,7 @@ async def test_a_line_of_the_branch_changed_elsewhere_is_refused_in_words(server
     lines = path.read_bytes().split(b"\n")
     lines = [b'{"broken' if b'"A1"' in line else line for line in lines]
     path.write_bytes(b"\n".join(lines))
-    await session.submit(ops.SwitchBranch(turn_id=first))
-    messages = [e.message for e in await collect(session, "error") if e.type == "error"]
-    assert any("changed while it was open" in m for m in messages)
-    server.enqueue(Reply(text="A2"))
-    assert (await run(session, ops.UserTurn(text="q2")))[-1].status == "completed"
-    texts = [text for _role, text in input_texts(server.requests[-1].body)]
-    assert "A0, again" in texts and "q1" not in texts  # still on the branch it was on
-    await session.close()
+    await switch_refused(server, session, first)
 
 
 async def test_a_branched_file_changed_while_it_opens_says_so(server, make_config, monkeypatch):

@@ -118,21 +118,27 @@ def test_prune_names_an_old_large_file_like_an_old_tool_output(tmp_path: Path) -
     assert "a line of the log" not in str(pruned.items[0]) and pruned.outputs == 1
 
 
-def test_a_pdfs_text_is_read_in_the_worker_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """pypdf is pure Python: seconds of the interpreter for a large file, so the text is read
-    in the worker process; what it reads there is the file the part stores."""
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """The jobs run in the worker process, each as (function, *arguments), run as they are."""
     from app.core.attachments import reading
 
-    asked: list[tuple[object, ...]] = []
+    jobs: list[tuple[object, ...]] = []
     run = reading.run_in_process
 
     def spy(function: object, *args: object) -> object:
-        asked.append((function, *args))
+        jobs.append((function, *args))
         return run(function, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(reading, "run_in_process", spy)
+    return jobs
+
+
+def test_a_pdfs_text_is_read_in_the_worker_process(
+    tmp_path: Path, asked: list[tuple[object, ...]]
+) -> None:
+    """pypdf is pure Python: seconds of the interpreter for a large file, so the text is read
+    in the worker process; what it reads there is the file the part stores."""
     report = tmp_path / "report.pdf"
     report.write_bytes(pdf_bytes([["Quarterly figures"], ["zebracorn revenue rose"]]))
     part = read_attachment(report, AttachmentStore(tmp_path / "store"))
@@ -152,8 +158,11 @@ def test_a_pdf_changed_while_it_is_read_is_refused_in_words(tmp_path: Path) -> N
         pdf_file_text(str(report), len(data), "report.pdf")
 
 
-def test_a_pdf_that_stops_the_reader_is_refused_and_nothing_is_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("name", "reader"), [("huge.pdf", "the PDF reader"), ("shot.png", "the image reader")]
+)
+def test_a_file_that_stops_its_reader_is_refused_and_nothing_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, reader: str
 ) -> None:
     from app.core.attachments import reading
 
@@ -161,33 +170,25 @@ def test_a_pdf_that_stops_the_reader_is_refused_and_nothing_is_stored(
         raise WorkerProcessDied("A process in the process pool was terminated abruptly")
 
     monkeypatch.setattr(reading, "run_in_process", died)
-    report = tmp_path / "huge.pdf"
-    report.write_bytes(pdf_bytes([["x"]]))
+    path = tmp_path / name
+    if name.endswith(".pdf"):
+        path.write_bytes(pdf_bytes([["x"]]))
+    else:
+        write_png(path, 40, 30)
     store = AttachmentStore(tmp_path / "store")
     with pytest.raises(AttachmentError) as refused:
-        read_attachment(report, store)
+        read_attachment(path, store)
     assert refused.value.message.startswith(
-        "huge.pdf could not be read: reading it stopped the PDF reader (A process"
+        f"{name} could not be read: reading it stopped {reader} (A process"
     )
     assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
 
-
 def test_an_images_decoding_and_scaling_run_in_the_worker_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, asked: list[tuple[object, ...]]
 ) -> None:
     """Pillow held the window's interpreter for 30-90 ms of a 4K screenshot: the image is read
     again, decoded and scaled in the worker process; an image sent as it is comes back
     without its bytes, and is stored once."""
-    from app.core.attachments import reading
-
-    asked: list[tuple[object, ...]] = []
-    run = reading.run_in_process
-
-    def spy(function: object, *args: object) -> object:
-        asked.append((function, *args))
-        return run(function, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(reading, "run_in_process", spy)
     store = AttachmentStore(tmp_path / "store")
     small = write_png(tmp_path / "small.png", 300, 200)
     big = write_image(tmp_path / "big.jpg", 4000, 3000, "JPEG")
@@ -214,24 +215,6 @@ def test_an_image_read_again_comes_back_without_the_bytes_it_was_sent_as(tmp_pat
     small.unlink()
     with pytest.raises(AttachmentError, match="small.png could not be read: No such file"):
         prepare_image_file(str(small), size, "small.png")
-
-
-def test_an_image_that_stops_the_reader_is_refused_and_nothing_is_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from app.core.attachments import reading
-
-    def died(*_args: object) -> object:
-        raise WorkerProcessDied("A process in the process pool was terminated abruptly")
-
-    monkeypatch.setattr(reading, "run_in_process", died)
-    store = AttachmentStore(tmp_path / "store")
-    with pytest.raises(AttachmentError) as refused:
-        read_attachment(write_png(tmp_path / "shot.png", 40, 30), store)
-    assert refused.value.message.startswith(
-        "shot.png could not be read: reading it stopped the image reader (A process"
-    )
-    assert not [f for f in (tmp_path / "store").glob("**/*") if f.is_file()]
 
 
 async def test_a_history_is_looked_through_for_images_off_the_event_loops_thread(
