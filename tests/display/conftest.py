@@ -222,13 +222,15 @@ def coco(x_display: XDisplay, tmp_path: Path) -> Iterator[Callable[[], Coco]]:
 
 
 class Probe:
-    """The window of ``window_probe`` on ``display``; asks it where things are."""
+    """The window of ``window_probe`` (``MODULE``) on ``display``; asks it where things are."""
+
+    MODULE = "tests.display.window_probe"
 
     def __init__(self, display: XDisplay, folder: Path, answers: list[str]) -> None:
         self.display, self.folder, self.asked = display, folder, 0
         log = (folder / "stderr.log").open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.display.window_probe", str(folder), *answers],
+            [sys.executable, "-m", self.MODULE, str(folder), *answers],
             env=display.env, stdout=log, stderr=log,
         )
         wait_for(lambda: self._alive() and (folder / "ready").exists(), "the probe's window")

@@ -5,52 +5,25 @@ window whole, and the default compaction prompt wrapped at the box's width."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .conftest import Probe as BaseProbe
 from .conftest import XDisplay, wait_for
 
 pytestmark = pytest.mark.display
 
 
-class Probe:
+class Probe(BaseProbe):
     """The window of ``findings_probe`` on ``display``; asks it what it shows."""
 
-    def __init__(self, display: XDisplay, folder: Path, answers: list[str]) -> None:
-        self.display, self.folder, self.asked = display, folder, 0
-        log = (folder / "stderr.log").open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.display.findings_probe", str(folder), *answers],
-            env=display.env, stdout=log, stderr=log,
-        )
-        wait_for(lambda: self._alive() and (folder / "ready").exists(), "the probe's window")
-        self.window = wait_for(
-            lambda: display.xdotool("search", "--onlyvisible", "--pid", str(self.process.pid),
-                                    "--name", "Coco", check=False).split()[:1],
-            "the probe's window on the display",
-        )[0]
-        display.xdotool("windowactivate", "--sync", self.window)
-
-    def _alive(self) -> bool:
-        if self.process.poll() is not None:
-            log = (self.folder / "stderr.log").read_text(errors="replace")
-            pytest.fail(f"the probe exited ({self.process.returncode}):\n{log[-2000:]}")
-        return True
-
-    def ask(self, question: str) -> Any:
-        n, self.asked = self.asked, self.asked + 1
-        (self.folder / f"ask-{n}").write_text(question, encoding="utf-8")
-        answer = self.folder / f"answer-{n}"
-        wait_for(lambda: self._alive() and answer.exists(), f"the probe's answer to {question}")
-        return json.loads(answer.read_text(encoding="utf-8"))
+    MODULE = "tests.display.findings_probe"
 
     def state(self) -> dict[str, Any]:
         return self.ask("state")  # type: ignore[no-any-return]
@@ -65,7 +38,7 @@ class Probe:
     def point(self, control: str) -> list[int]:
         return wait_for(lambda: self.ask(f"where {control}"), f"the {control} control")  # type: ignore[no-any-return]
 
-    def click(self, control: str) -> None:
+    def click(self, control: str, text: str = "") -> None:  # the controls have no message
         at = self.point(control)
         self.display.xdotool("mousemove", "--sync", str(at[0]), str(at[1]))
         self.display.xdotool("click", "1")
@@ -74,12 +47,6 @@ class Probe:
         self.key("ctrl+l")  # the composer
         self.type(text)
         self.key("Return")
-
-    def type(self, text: str) -> None:
-        self.display.xdotool("type", "--delay", "2", text)
-
-    def key(self, *keys: str) -> None:
-        self.display.xdotool("key", *keys)
 
     def shot(self, name: str) -> Path:
         """A screenshot of the X screen; also kept in ``$COCO_DISPLAY_SHOTS`` when set (to
