@@ -137,3 +137,41 @@ def test_a_branch_summary_goes_just_before_the_message_wherever_it_is() -> None:
     assert summary_record(summary, "t9") == RolloutRecord(
         0, "", "response_item", {"item": block, "turn_id": "t9"}
     )
+
+
+def test_the_message_is_found_in_a_compactions_history_wherever_it_lies() -> None:
+    """First of two, in the middle of three, only the user's: each place the message can be
+    put back after a summary, for an edit and for a branch summary alike."""
+    summary = BranchSummary(text="tried it", by_model=False)
+    block = summary_item(summary)
+    answer = {"type": "message", "role": "assistant",
+              "content": [{"type": "output_text", "text": "msg"}]}
+    for history, at in (([user_message("msg"), user_message("s")], 0),
+                        ([user_message("s"), user_message("msg"), user_message("t")], 1),
+                        ([user_message("msg"), answer], 0)):
+        compacted = record("compacted", replacement_history=history, message="m")
+        edited = with_text([compacted], "msg", "new")[0].payload
+        assert [message_text(i) == "new" for i in edited["replacement_history"]] == [
+            n == at for n in range(len(history))
+        ]
+        assert edited["message"] == "m"
+        carried = with_summary([compacted], "msg", summary)[0].payload
+        assert carried["replacement_history"] == [*history[:at], block, *history[at:]]
+        assert carried["message"] == "m" and carried["turn_id"] == "b"
+
+
+def test_only_a_users_message_is_edited_and_only_a_compactions_history() -> None:
+    answer = {"type": "message", "role": "assistant",
+              "content": [{"type": "output_text", "text": "old"}]}
+    replaced = record("history_replaced", replacement_history=[user_message("old")])
+    records = [record("response_item", item=answer), replaced]
+    assert with_text(records, "old", "new") == records
+    assert with_summary(records, "old", BranchSummary(text="s", by_model=True)) == records
+
+
+def test_an_edit_keeps_the_attachments_it_names_where_a_compaction_put_the_message() -> None:
+    message = {**user_message("old"), "content": [*user_message("old")["content"], PHOTO, NOTE]}
+    compacted = record("compacted", replacement_history=[user_message("s"), message])
+    kept = with_text([compacted], "old", "new", keep=["f1.png"])[0]
+    parts = kept.payload["replacement_history"][1]["content"]
+    assert [p for p in parts if p.get("file")] == [PHOTO]
