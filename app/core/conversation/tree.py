@@ -162,6 +162,16 @@ class TurnTree:
         anchor = self.anchors[seq]
         return anchor is None or anchor in self.on_path()
 
+    def path_records(self, leaf: str | None, also: str | None = None) -> list[int]:
+        """The numbers of the records anchored on ``leaf``'s path or on none (the session's
+        own), and those of turn ``also``: what a view or a fork reads (the switches among them
+        are left out by their type, see :func:`on_path_of`)."""
+        on_path = frozenset(self.path(leaf)) if leaf is not None else frozenset()
+        return [
+            seq for seq, anchor in enumerate(self.anchors)
+            if anchor is None or anchor in on_path or (also is not None and anchor == also)
+        ]
+
     def lines_at(self, seqs: list[int]) -> tuple[list[int], int]:
         """The lines of records ``seqs`` and how many lines the file holds, as far as this
         tree knows it (its records read back and written since)."""

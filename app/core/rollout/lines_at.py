@@ -20,6 +20,11 @@ class RolloutChanged(Exception):
     """The file does not hold the lines the tree says it does."""
 
 
+class LineChanged(RolloutChanged):
+    """A chosen line holds no record: raised while the records are handed out, so what was
+    handed out before it is not to be trusted either."""
+
+
 # What a consumer is handed: the file's bytes and each chosen line's record with its span.
 Chosen = Iterator[tuple[RolloutRecord, int, int]]
 
@@ -33,8 +38,8 @@ def read_lines_at(
     """Hand ``consume`` the file's bytes and the records of ``lines`` (1-based, rising), each
     with its line's span in the bytes (newline left out), parsed one at a time as it goes
     through them. Raises :class:`RolloutChanged` before ``consume`` is called when the file
-    holds other than ``total`` lines, and from the records it is handed when a chosen line
-    holds no record."""
+    holds other than ``total`` lines, and :class:`LineChanged` from the records it is handed
+    when a chosen line holds no record."""
     data = read_in_steps(path)
     spans = _spans_of(data, lines, total)
     chosen = _records(data, spans, lines)
@@ -72,6 +77,6 @@ def _records(data: bytes | bytearray, spans: list[tuple[int, int]], lines: Seque
         for (start, end), line_no in zip(spans, lines, strict=True):
             record = record_at(data, view, start, end, line_no)
             if record is None or record.type == DAMAGED_LINE_RECORD:
-                raise RolloutChanged(f"line {line_no} holds no record")
+                raise LineChanged(f"line {line_no} holds no record")
             yield record, start, end
             del record

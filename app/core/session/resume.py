@@ -13,7 +13,7 @@ from ..compaction.summary_edit import SUMMARY_EDIT_RECORD
 from ..conversation.history_repair import pair_tool_calls
 from ..conversation.transcript import CUT_OFF_KIND, ENDED_KIND
 from ..conversation.tree import BRANCH_RECORD, TURN_RECORD, TurnTree, on_path_of
-from ..rollout.lines_at import Chosen, RolloutChanged, read_lines_at
+from ..rollout.lines_at import Chosen, LineChanged, RolloutChanged, read_lines_at
 from ..rollout.store import RolloutRecord, progress_reporter, read_rollout, resume_rollout
 from ..system.collector import collector_paused
 from .branch_summary import carried as carried_summary
@@ -174,20 +174,10 @@ class SessionResume:
         records the file holds, or -1 when a chosen line turns out to hold none. Raises
         ``RolloutChanged`` before replaying anything when the file has other lines than the
         tree knows."""
-        on_path = frozenset(tree.path(leaf)) if leaf is not None else frozenset()
-        tapped = tap.turn if tap is not None else None
-        seqs = [
-            seq for seq, anchor in enumerate(tree.anchors)
-            if anchor is None or anchor in on_path or anchor == tapped
-        ]
+        seqs = tree.path_records(leaf, also=tap.turn if tap is not None else None)
         lines, total = tree.lines_at(seqs)
 
-        started = False
-
         def consume(_data: object, chosen: Chosen) -> None:
-            nonlocal started
-            started = True
-
             def records() -> Iterator[RolloutRecord]:
                 for seq, (record, _start, _end) in zip(seqs, chosen, strict=False):
                     if tap is not None:
@@ -199,9 +189,7 @@ class SessionResume:
 
         try:
             read_lines_at(self._store.path, lines, total, consume)
-        except RolloutChanged:
-            if not started:
-                raise
+        except LineChanged:
             return -1  # a record replayed already: the view is not to be shown
         return len(tree.anchors)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..attachments.store import files_folder, share_files
-from ..conversation.tree import TurnTree, on_path_of
+from ..conversation.tree import BRANCH_RECORD, TurnTree
 from ..items import attachment_parts
 from ..rollout.lines_at import Chosen, RolloutChanged, read_lines_at
 from ..rollout.lock import SessionInUse
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from ..config import CoreConfig
 
 
-_NOT_COPIED = ("session_meta", SESSION_TITLE_RECORD)  # the fork writes its own
+# The fork writes its own meta and title; a switch is no part of a path.
+_NOT_COPIED = ("session_meta", SESSION_TITLE_RECORD, BRANCH_RECORD)
 
 
 class ForkError(Exception):
@@ -139,9 +140,7 @@ def _path_lines(
     """The lines of ``source``'s records on the path to ``turn_id`` that a fork copies (read
     once, only the path's lines parsed; runs of neighbouring lines joined as one slice), and
     what they hold."""
-    on_path = on_path_of(tree, turn_id)
-    path = frozenset(tree.path(turn_id))
-    seqs = [seq for seq, anchor in enumerate(tree.anchors) if anchor is None or anchor in path]
+    seqs = tree.path_records(turn_id)
     wanted, total = tree.lines_at(seqs)
     kept = _Kept(summary)
     lines = b""
@@ -149,8 +148,8 @@ def _path_lines(
     def keep(data: bytes | bytearray, chosen: Chosen) -> None:
         nonlocal lines
         runs: list[list[int]] = []
-        for seq, (record, start, end) in zip(seqs, chosen, strict=False):
-            if on_path(seq, record) and record.type not in _NOT_COPIED:
+        for record, start, end in chosen:
+            if record.type not in _NOT_COPIED:
                 kept.see(record)
                 if runs and runs[-1][1] + 1 == start:  # the next line: the run goes on
                     runs[-1][1] = end

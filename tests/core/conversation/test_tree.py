@@ -136,3 +136,21 @@ def test_each_record_has_its_line_read_back_or_written_after_the_last() -> None:
     other.adopt(tree)
     other.note("branch_switched", {"turn_id": "a"})
     assert other.lines_at([5]) == ([9], 9)
+
+
+def test_the_records_a_view_reads_are_those_on_its_path_and_those_asked_for() -> None:
+    records = [
+        META, turn("a", parent=None), user("a", "one"),            # 0 1 2
+        turn("b", parent="a"), user("b", "two"),                    # 3 4
+        turn("b2", parent="a", branch_reason="edit"), user("b2", "2"),  # 5 6
+        switch("b"), Rec("session_title", {"title": "t"}),          # 7 8
+    ]
+    tree = read_tree(records)
+    assert tree.path_records("b") == [0, 1, 2, 3, 4, 7, 8]  # the switch too: left out by type
+    assert tree.path_records("b2") == [0, 1, 2, 5, 6, 8]
+    assert tree.path_records("a", also="b2") == [0, 1, 2, 5, 6, 8]
+    assert tree.path_records(None) == [0, 8]
+    keep = on_path_of(tree, "b")
+    assert [seq for seq in tree.path_records("b") if keep(seq, records[seq])] == [
+        0, 1, 2, 3, 4, 8
+    ]

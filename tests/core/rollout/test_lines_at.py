@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.rollout import lines_at
-from app.core.rollout.lines_at import Chosen, RolloutChanged, read_lines_at
+from app.core.rollout.lines_at import Chosen, LineChanged, RolloutChanged, read_lines_at
 from app.core.rollout.reader import DAMAGED_LINE_RECORD, HUGE_LINE_BYTES
 from tests.core.rollout.test_reader import line
 
@@ -85,7 +85,7 @@ def test_a_chosen_line_holding_no_record_stops_the_records_in_words(
         for record, _start, _end in chosen:
             seen.append(record.payload["n"])
 
-    with pytest.raises(RolloutChanged, match="line 2 holds no record"):
+    with pytest.raises(LineChanged, match="line 2 holds no record"):
         read_lines_at(path, [1, 2, 3], 3, consume)
     assert seen == [1]
 

@@ -84,10 +84,9 @@ class RowHostArea(VirtualRowArea):
 
     def warm_up_rows(self) -> None:
         """Build, measure and drop a message widget of each role and a tool call's, once per
-        process: the first
-        of a process cost 8-11 ms more than the next (the renderer's parser and code style,
-        the buttons' icons, the first use of the classes and enums they need), and an empty
-        session's first message paid it in the block that showed it. Called at idle, once the
+        process: the first of a process cost 8-11 ms more than the next (the renderer's
+        parser and code style, the buttons' icons, the first use of the classes and enums they
+        need), and an empty session's first message paid it in the block that showed it. Called at idle, once the
         Markdown modules are loaded (``runtime.preload``).
 
         The user's row holds a file and an image (one whose file is missing: nothing is
