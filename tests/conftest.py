@@ -27,6 +27,23 @@ TEST_KEY = "sk-test-SECRET-4f9a2c"
 
 
 @pytest.fixture
+def parsed_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The line numbers ``rollout.lines_at`` parses from now on, in order (each parsed as
+    before)."""
+    from app.core.rollout import lines_at
+
+    parsed: list[int] = []
+    real = lines_at.record_at
+
+    def counted(data: Any, view: Any, start: int, end: int, line_no: int) -> Any:
+        parsed.append(line_no)
+        return real(data, view, start, end, line_no)
+
+    monkeypatch.setattr(lines_at, "record_at", counted)
+    return parsed
+
+
+@pytest.fixture
 def server() -> Iterator[ModelServer]:
     srv = ModelServer(mode="scripted").start()
     try:

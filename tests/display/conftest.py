@@ -123,12 +123,7 @@ def x_display(tmp_path: Path) -> Iterator[XDisplay]:
         yield display
     finally:
         for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 @dataclass
@@ -212,13 +207,20 @@ def coco(x_display: XDisplay, tmp_path: Path) -> Iterator[Callable[[], Coco]]:
 
     yield start
     for run in runs:
-        if run.process is not None and run.process.poll() is None:
-            run.process.terminate()
-            try:
-                run.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                run.process.kill()
-                run.process.wait()
+        if run.process is not None:
+            stop(run.process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a program the test started (asked first, killed if it does not go)."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class Probe:
@@ -273,18 +275,19 @@ class Probe:
 
 
 @pytest.fixture
-def probe(x_display: XDisplay, tmp_path: Path) -> Iterator[Any]:
+def probe_class() -> type[Probe]:
+    """The probe the ``probe`` fixture starts (a test file of another probe says its own)."""
+    return Probe
+
+
+@pytest.fixture
+def probe(x_display: XDisplay, tmp_path: Path, probe_class: type[Probe]) -> Iterator[Any]:
     started: list[Probe] = []
 
     def start(answers: list[str]) -> Probe:
-        started.append(Probe(x_display, tmp_path, answers))
+        started.append(probe_class(x_display, tmp_path, answers))
         return started[-1]
 
     yield start
     for one in started:
-        one.process.terminate()
-        try:
-            one.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            one.process.kill()
-            one.process.wait()
+        stop(one.process)

@@ -16,7 +16,7 @@ import pytest
 
 from tests.attachment_files import write_png
 
-from .conftest import Probe, XDisplay, wait_for
+from .conftest import Probe, XDisplay, stop, wait_for
 
 pytestmark = pytest.mark.display
 
@@ -27,12 +27,7 @@ def helpers(x_display: XDisplay) -> Iterator[list[subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
     yield started
     for process in started:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _chips(probe: Probe) -> list[dict[str, Any]]:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .conftest import Probe as BaseProbe
-from .conftest import XDisplay, wait_for
+from .conftest import wait_for
 
 pytestmark = pytest.mark.display
 
@@ -60,21 +58,8 @@ class Probe(BaseProbe):
 
 
 @pytest.fixture
-def probe(x_display: XDisplay, tmp_path: Path) -> Iterator[Any]:
-    started: list[Probe] = []
-
-    def start(answers: list[str]) -> Probe:
-        started.append(Probe(x_display, tmp_path, answers))
-        return started[-1]
-
-    yield start
-    for one in started:
-        one.process.terminate()
-        try:
-            one.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            one.process.kill()
-            one.process.wait()
+def probe_class() -> type[Probe]:
+    return Probe
 
 
 def chat(app: Probe, text: str, count: int) -> None:

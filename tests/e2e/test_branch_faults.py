@@ -206,26 +206,17 @@ async def two_branches(server: Any, config: Any) -> tuple[Session, str, str]:
     return session, first, of_type(events, "turn_started")[0].turn_id
 
 
-async def test_a_switch_reads_only_the_lines_of_its_branch(server, make_config, monkeypatch):
-    from app.core.rollout import lines_at
-
+async def test_a_switch_reads_only_the_lines_of_its_branch(server, make_config, parsed_lines):
     session, first, _again = await two_branches(server, make_config())
     total = len(session.rollout_path.read_bytes().splitlines())
-    parsed: list[int] = []
-    real = lines_at.record_at
-
-    def counted(data, view, start, end, line_no):  # type: ignore[no-untyped-def]
-        parsed.append(line_no)
-        return real(data, view, start, end, line_no)
-
-    monkeypatch.setattr(lines_at, "record_at", counted)
+    parsed_lines.clear()  # what the switch parses
     await session.submit(ops.SwitchBranch(turn_id=first))
     await collect(session, "branch_switched")
     off_path = [
         n for n, line in enumerate(session.rollout_path.read_bytes().splitlines()[:total], 1)
         if b"A0, again" in line
     ]
-    assert parsed and off_path and not set(off_path) & set(parsed)
+    assert parsed_lines and off_path and not set(off_path) & set(parsed_lines)
     server.enqueue(Reply(text="A2"))
     await run(session, ops.UserTurn(text="q2"))
     texts = [text for _role, text in input_texts(server.requests[-1].body)]

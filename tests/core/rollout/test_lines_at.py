@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from app.core.rollout import lines_at
 from app.core.rollout.lines_at import Chosen, LineChanged, RolloutChanged, read_lines_at
 from app.core.rollout.reader import DAMAGED_LINE_RECORD, HUGE_LINE_BYTES
 from tests.core.rollout.test_reader import line
@@ -27,23 +26,15 @@ def chosen_of(path: Path, lines: list[int], total: int) -> list[tuple[int, objec
 
 
 def test_the_chosen_lines_come_with_their_spans_and_no_other_is_parsed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, parsed_lines: list[int]
 ) -> None:
     path = tmp_path / "s.jsonl"
     rows = [line("event", {"n": n}) for n in range(1, 7)]
     rows[1] = b"{not json, never parsed\n"
     path.write_bytes(b"".join(rows))
-    parsed: list[int] = []
-    real = lines_at.record_at
-
-    def counted(data, view, start, end, line_no):  # type: ignore[no-untyped-def]
-        parsed.append(line_no)
-        return real(data, view, start, end, line_no)
-
-    monkeypatch.setattr(lines_at, "record_at", counted)
     got = chosen_of(path, [1, 3, 6], 6)
     assert got == [(n, n, rows[n - 1].rstrip(b"\n")) for n in (1, 3, 6)]
-    assert parsed == [1, 3, 6]
+    assert parsed_lines == [1, 3, 6]
 
 
 def test_an_unterminated_last_line_is_one_and_a_final_newline_ends_it(tmp_path: Path) -> None:
