@@ -183,7 +183,6 @@ class TokenCounter:
     def __init__(
         self, model: str, cache_dir: Path | None = None, allow_download: bool = True
     ) -> None:
-        self.model = model
         self.encoding_name = encoding_name_for_model(model)
         spec = _ENCODING_SPECS[self.encoding_name]
         self._shared = _SHARED

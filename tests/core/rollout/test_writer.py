@@ -64,6 +64,50 @@ def test_a_write_error_names_the_folder_and_the_cause(tmp_path: Path) -> None:
     )
 
 
+def test_a_write_error_keeps_what_it_was_made_from(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    error = RolloutWriteError(path, OSError(errno.EIO, "Input/output error"))
+    assert error.path == path and error.folder == tmp_path
+    assert error.args == (str(error),) and error.strerror == "Input/output error"
+    assert write_cause(OSError()) == "oserror"  # no errno, no words: the error's kind
+
+
+def test_a_new_rollout_is_the_owners_alone_and_an_old_one_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    umask = os.umask(0o277)  # a umask that would leave even the owner unable to write
+    try:
+        RolloutWriter(path).close()
+    finally:
+        os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.chmod(0o640)  # the person's choice for a file that exists
+    RolloutWriter(path).close()
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_writer_closes_its_file_once_and_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    writer = RolloutWriter(path)
+    assert repr(writer) == f"RolloutWriter({str(path)!r})"
+    writer.close()
+    writer.close()  # a second close does nothing
+    assert writer.closed
+    with pytest.raises(ValueError, match="is closed"):
+        writer.fileno()
+
+
+def test_a_session_lock_that_cannot_be_made_is_a_write_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    path = tmp_path / "file" / "s.jsonl"
+    with pytest.raises(RolloutWriteError) as raised:
+        RolloutWriter.exclusive(path)
+    assert raised.value.path == path and raised.value.errno is not None
+    assert str(raised.value) == (
+        f"Could not save the conversation in {path.parent}: {raised.value.cause}."
+    )
+    assert raised.value.cause == write_cause(raised.value.__cause__)  # type: ignore[arg-type]
+
+
 def test_timestamps_and_ids_have_the_rollout_format() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", utc_timestamp())
     ids = {new_record_id() for _ in range(100)}
@@ -83,7 +127,7 @@ def test_copied_lines_go_in_byte_for_byte_and_whole_or_not_at_all(
         size = path.stat().st_size
         writer.append_lines(copies)
         assert path.read_bytes()[size:] == copies  # key order, spaces, no id: as they were
-        with pytest.raises(ValueError, match="whole lines"):
+        with pytest.raises(ValueError, match="^append_lines takes whole lines, each ending in a"):
             writer.append_lines(copies[:-1])  # a line without its newline is not a line
         size = path.stat().st_size
         real_write = os.write
@@ -153,7 +197,7 @@ async def test_a_record_written_in_a_worker_keeps_its_place(tmp_path: Path) -> N
         await big
         later.join()
     records = [json.loads(line) for line in path.read_bytes().splitlines()]
-    assert [r["payload"]["n"] for r in records] == [1, 2]
+    assert [(r["type"], r["payload"]["n"]) for r in records] == [("tool_output", 1), ("event", 2)]
     assert told == [1]  # ``then`` ran once the line was written, before the next record
     assert heard[0] == (1, executor.threads[0]) != threading.get_ident()  # in the worker
 

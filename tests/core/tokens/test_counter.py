@@ -23,21 +23,10 @@ from app.core.tokens.counter import (
     truncate_middle,
 )
 from tests.conftest import TIKTOKEN_CACHE, needs_tiktoken
+from tests.core.tokens.conftest import byte_encoding
 
 SHARED_CACHE = TIKTOKEN_CACHE
 needs_cache = needs_tiktoken
-
-
-@pytest.fixture
-def fresh_encodings(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> tokens._SharedEncodings:
-    """A process cache with nothing loaded, so each test sees its own loads, and no shipped
-    tokenizer files (an install that lost them): what is left is the cache and the download."""
-    shared = tokens._SharedEncodings()
-    monkeypatch.setattr(tokens, "_SHARED", shared)
-    monkeypatch.setattr(tokens, "PACKAGED_TOKENIZER_DIR", tmp_path_factory.mktemp("no-package"))
-    return shared
 
 
 @pytest.fixture
@@ -56,16 +45,6 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     return attempts
-
-
-def byte_encoding() -> tiktoken.Encoding:
-    """A tiny encoding where every byte is one token (so exact != estimate)."""
-    return tiktoken.Encoding(
-        "bytes",
-        pat_str=r"\S+|\s+",
-        mergeable_ranks={bytes([i]): i for i in range(256)},
-        special_tokens={},
-    )
 
 
 # --- approx_tokens -----------------------------------------------------------------------------

@@ -13,16 +13,7 @@ from app.core.tokens.tiktoken_counts import (
     _step_end,
     sampled_estimate,
 )
-
-
-def byte_encoding() -> tiktoken.Encoding:
-    """Every byte is one token, so exact counts differ from the byte rule's."""
-    return tiktoken.Encoding(
-        "bytes",
-        pat_str=r"\S+|\s+",
-        mergeable_ranks={bytes([i]): i for i in range(256)},
-        special_tokens={},
-    )
+from tests.core.tokens.conftest import byte_encoding
 
 
 def test_a_count_goes_through_the_token_buffer_and_counts_special_text_as_text() -> None:
