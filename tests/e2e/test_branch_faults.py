@@ -18,6 +18,7 @@ from app.core import Session, ops
 from app.core.rollout.store import read_rollout
 from app.demo import Reply
 from tests.conftest import collect, input_texts, of_type, run
+from tests.e2e.branch_sessions import two_branches
 
 CUTS = 100
 
@@ -172,7 +173,7 @@ async def test_an_edit_of_a_turn_whose_records_are_damaged_is_refused_in_words(
 async def test_a_switch_after_the_file_changed_elsewhere_is_refused_in_words(server, make_config):
     """A branch's view is read from the rollout with the tree the session holds; a file that
     another program changed meanwhile no longer matches it: refused, the view unchanged."""
-    session, first, _again = await two_branches(server, make_config())
+    session, first, _again = await two_branches(server, make_config(), reopened=True)
     line = json.dumps({"type": "session_title", "payload": {"title": "elsewhere"}})
     path = session.rollout_path
     path.write_bytes(path.read_bytes() + line.encode() + b"\n")  # another program appended
@@ -192,22 +193,8 @@ async def switch_refused(server: Any, session: Session, leaf: str) -> None:
     await session.close()
 
 
-async def two_branches(server: Any, config: Any) -> tuple[Session, str, str]:
-    """A session on a regenerated first turn; the first answer's branch is left behind (the
-    turn ids of the original first turn and of the regeneration)."""
-    session = await Session.open(config)
-    for n in range(2):
-        server.enqueue(Reply(text=f"A{n}"))
-    events = await run(session, ops.UserTurn(text="q0"))
-    first = of_type(events, "turn_started")[0].turn_id
-    await run(session, ops.UserTurn(text="q1"))
-    server.enqueue(Reply(text="A0, again"))
-    events = await run(session, ops.RegenerateTurn(turn_id=first))
-    return session, first, of_type(events, "turn_started")[0].turn_id
-
-
 async def test_a_switch_reads_only_the_lines_of_its_branch(server, make_config, parsed_lines):
-    session, first, _again = await two_branches(server, make_config())
+    session, first, _again = await two_branches(server, make_config(), reopened=True)
     total = len(session.rollout_path.read_bytes().splitlines())
     parsed_lines.clear()  # what the switch parses
     await session.submit(ops.SwitchBranch(turn_id=first))
@@ -242,7 +229,7 @@ async def test_a_blank_line_another_program_added_leaves_branches_working(server
 async def test_a_line_of_the_branch_changed_elsewhere_is_refused_in_words(server, make_config):
     """The same number of lines, but one on the path no longer a record: refused, the view
     unchanged (what was replayed of the branch is not shown)."""
-    session, first, _again = await two_branches(server, make_config())
+    session, first, _again = await two_branches(server, make_config(), reopened=True)
     path = session.rollout_path
     lines = path.read_bytes().split(b"\n")
     lines = [b'{"broken' if b'"A1"' in line else line for line in lines]

@@ -75,8 +75,17 @@ class CountRefiner:
         them from the exact counts known."""
         self._history.recount(self._counter.refined_texts())
 
+    def reopen(self) -> None:
+        """Count again, for a history that is the active branch's once more (a view kept
+        while another branch was shown): the counter's estimates are told to this refiner,
+        and the history takes the exact counts made meanwhile."""
+        self._closed = False
+        self._counter.on_estimate = self.schedule
+        self.recount_refined()
+
     async def close(self) -> None:
-        """Stop counting (the session is shutting down)."""
+        """Stop counting (the session is shutting down, or another branch's view takes
+        over)."""
         self._closed = True
         task, self._task = self._task, None
         if task is not None and not task.done():

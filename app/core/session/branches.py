@@ -26,6 +26,7 @@ from ..sessions.turn_items import items_by_turn
 from ..system.collector import collector_paused
 from .branch_summary import carried as carried_summary
 from .branch_summary.summary import BranchSummary, summarize_branch, wants_summary
+from .left_view import LeftView
 from .parts import BranchParts, Shared, build_parts
 from .turn.branch_input import (
     TurnInput,
@@ -39,6 +40,13 @@ from .turn.branch_start import BranchStart
 
 Record = RolloutRecord
 BranchOp = p.EditTurn | p.RegenerateTurn | p.SwitchBranch | p.ForkSession | p.UndoBranchSummary
+
+
+class _Unkept:
+    """The view being replaced is no branch's (an op that failed half way): not kept."""
+
+
+UNKEPT = _Unkept()
 
 
 class BranchUnavailable(Exception):
@@ -61,6 +69,7 @@ class Branches:
         self._parts = parts
         self._install = install
         self._busy = busy
+        self._left = LeftView(shared)
 
     # ------------------------------------------------------------------ ops
 
@@ -106,9 +115,10 @@ class Branches:
             self._announce(leaf, "switch")
             return
         summary = await self._left_behind(tree.path(leaf)) if carry else None
+        kept = self._left.take(leaf)  # before the switch is recorded (on the path it makes)
         try:
             self._shared.store.record("branch_switched", {"turn_id": leaf})
-            await self._show(leaf)
+            await self._show(leaf, kept, left=before)
             if summary is not None:
                 self._put_input(leaf, [summary_record(summary, leaf)], None, summary)
         except (*STORAGE_ERRORS, OSError, BranchUnavailable) as exc:
@@ -159,7 +169,7 @@ class Branches:
         except (OSError, BranchUnavailable) as exc:
             self._failed(f"{reason} that turn", exc)
             return
-        await self._install(built, tree)
+        await self._put_in_place(built, left=before)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))
         start = BranchStart(
@@ -192,20 +202,36 @@ class Branches:
 
     # ------------------------------------------------------------------ views
 
-    async def _show(self, leaf: str | None) -> None:
-        """Rebuild and install the view of ``leaf``'s branch from the rollout."""
-        built, warnings, _input = await asyncio.to_thread(self._build, leaf)
-        await built.resume.precount()  # as an open does, off the window's thread
-        await self._install(built, self._tree)
+    async def _show(
+        self, leaf: str | None, kept: BranchParts | None, *, left: str | None | _Unkept
+    ) -> None:
+        """Install the view of ``leaf``'s branch: ``kept`` (the view left last, when it is
+        that branch's) or one rebuilt from the rollout. The view shown until now is kept as
+        ``left``'s branch's, unless ``left`` is ``UNKEPT``."""
+        warnings: list[str] = []
+        if kept is None:
+            built, warnings, _input = await asyncio.to_thread(self._build, leaf)
+            await built.resume.precount()  # as an open does, off the window's thread
+            kept = built
+        await self._put_in_place(kept, left=left)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))
 
+    async def _put_in_place(self, parts: BranchParts, *, left: str | None | _Unkept) -> None:
+        if isinstance(left, _Unkept):
+            self._left.drop()
+        else:
+            self._left.keep(left, self._parts())
+        await self._install(parts, self._tree)
+
     async def _restore(self, leaf: str | None) -> None:
-        """Back to ``leaf``'s view after a branch op that could not be carried out."""
+        """Back to ``leaf``'s view after a branch op that could not be carried out (the view
+        shown meanwhile is no branch's to keep)."""
+        kept = self._left.take(leaf)
         try:
             if self._tree.active != leaf:
                 self._shared.store.record("branch_switched", {"turn_id": leaf})
-            await self._show(leaf)
+            await self._show(leaf, kept, left=UNKEPT)
         except (*STORAGE_ERRORS, OSError, BranchUnavailable) as exc:
             self._failed("show the branch again", exc)
             return
