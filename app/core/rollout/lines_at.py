@@ -6,10 +6,15 @@ as the file was read back and as each record was written), so only those lines a
 here; the rest are stepped over. The file is still read whole (its lines are found by their
 newlines), so the count of its lines is checked against the tree's: a file that changed since
 (:class:`RolloutChanged`) is read whole again by the caller.
+
+A caller that needs only some of the chosen records parsed (a fork sums up its path from a few
+kinds of record) takes the spans (:func:`read_spans_at`) and looks at each line's head first
+(:func:`head_of`): the time and type the writer puts at the start of every line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -27,6 +32,27 @@ class LineChanged(RolloutChanged):
 
 # What a consumer is handed: the file's bytes and each chosen line's record with its span.
 Chosen = Iterator[tuple[RolloutRecord, int, int]]
+# The chosen lines' spans in the bytes (newline left out), in the order of their line numbers.
+Spans = list[tuple[int, int]]
+
+# A line as the writer makes it (``RolloutWriter``: one compact JSON object, its keys in this
+# order) starts with its time and type, then its payload, and ends with its id.
+_HEAD = re.compile(
+    rb'\{"timestamp":"(?P<time>[0-9T:.Z+-]+)","type":"(?P<type>[a-z_]+)","payload":(?=\{)'
+)
+_TAIL = re.compile(rb'\},"id":"[0-9a-f]{16}"\}')
+_TAIL_BYTES = 26
+
+
+def head_of(data: bytes | bytearray, start: int, end: int) -> re.Match[bytes] | None:
+    """The head of the record on the line ``data[start:end]``, read from its first bytes: its
+    ``time`` and ``type`` (groups, bytes), and its payload from ``end()``; ``None`` for a line
+    that does not start and end as the writer writes one (only parsing it tells what it
+    holds)."""
+    head = _HEAD.match(data, start, end)
+    if head is None or not _TAIL.fullmatch(data, max(head.end(), end - _TAIL_BYTES), end):
+        return None
+    return head
 
 
 def read_lines_at(
@@ -40,12 +66,37 @@ def read_lines_at(
     through them. Raises :class:`RolloutChanged` before ``consume`` is called when the file
     holds other than ``total`` lines, and :class:`LineChanged` from the records it is handed
     when a chosen line holds no record."""
+
+    def parsed(data: bytes | bytearray, spans: Spans) -> None:
+        chosen = _records(data, spans, lines)
+        consume(data, chosen)
+        for _ in chosen:  # whatever ``consume`` left is checked too
+            pass
+
+    read_spans_at(path, lines, total, parsed)
+
+
+def read_spans_at(
+    path: Path,
+    lines: Sequence[int],
+    total: int,
+    consume: Callable[[bytes | bytearray, Spans], None],
+) -> None:
+    """Hand ``consume`` the file's bytes and the spans of ``lines`` (1-based, rising), none
+    parsed (:func:`record_of` parses one). Raises :class:`RolloutChanged` before ``consume``
+    is called when the file holds other than ``total`` lines."""
     data = read_in_steps(path)
-    spans = _spans_of(data, lines, total)
-    chosen = _records(data, spans, lines)
-    consume(data, chosen)
-    for _ in chosen:  # whatever ``consume`` left is checked too
-        pass
+    consume(data, _spans_of(data, lines, total))
+
+
+def record_of(data: bytes | bytearray, start: int, end: int, line_no: int) -> RolloutRecord:
+    """The record on line ``line_no`` (``data[start:end]``); :class:`LineChanged` when it
+    holds none."""
+    with memoryview(data) as view:
+        record = record_at(data, view, start, end, line_no)
+    if record is None or record.type == DAMAGED_LINE_RECORD:
+        raise LineChanged(f"line {line_no} holds no record")
+    return record
 
 
 def _spans_of(data: bytes | bytearray, lines: Sequence[int], total: int) -> list[tuple[int, int]]:

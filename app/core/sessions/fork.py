@@ -5,10 +5,9 @@ turn, noted as the file was read and written) says which records are on the path
 is not read into a list and its tree is not noted a second time. The fork's file starts with
 its own meta record, which names the session and turn it came from, and holds the lines of the
 path's records byte for byte as they were written (turn ids included: a turn keeps its id in
-the fork); a record is parsed to decide, then let go, and only the spans of its line are kept
-(re-encoding the records of a 5 000-turn path cost more than reading them). Compactions, pins,
-summary edits and undos on the path come along, so the fork's model sees what it saw at that
-turn.
+the fork); only the spans of its lines are kept, and most records are not even parsed
+(``fork_path``). Compactions, pins, summary edits and undos on the path come along, so the
+fork's model sees what it saw at that turn.
 """
 
 from __future__ import annotations
@@ -16,15 +15,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..attachments.store import files_folder, share_files
-from ..conversation.tree import BRANCH_RECORD, TurnTree
-from ..items import attachment_parts
-from ..rollout.lines_at import Chosen, RolloutChanged, read_lines_at
+from ..conversation.tree import TurnTree
+from ..rollout.lines_at import RolloutChanged
 from ..rollout.lock import SessionInUse
 from ..rollout.store import RolloutRecord, RolloutWriteError, RolloutWriter, rollout_path
-from ..system.collector import collector_paused
+from .fork_path import path_lines
 from .index import SESSION_TITLE_RECORD, SessionIndex
 from .record import now
 from .summary import SessionSummary
@@ -32,10 +30,6 @@ from .titles import make_title
 
 if TYPE_CHECKING:
     from ..config import CoreConfig
-
-
-# The fork writes its own meta and title; a switch is no part of a path.
-_NOT_COPIED = ("session_meta", SESSION_TITLE_RECORD, BRANCH_RECORD)
 
 
 class ForkError(Exception):
@@ -78,7 +72,11 @@ def write_fork(
     summary.add(RolloutRecord(1, created_at, "session_meta", meta))
     summary.add(RolloutRecord(2, created_at, SESSION_TITLE_RECORD, {"title": name}))
     try:
-        lines, kept = _path_lines(source, tree, turn_id, summary)
+        lines, kept = path_lines(source, tree, turn_id, summary)
+    except RolloutChanged as exc:
+        raise ForkError(
+            "the session's file changed while it was open (was it edited elsewhere?)"
+        ) from exc
     except OSError as exc:
         raise ForkError(f"the conversation's file could not be read ({exc})") from exc
     # The session list's index, read before the fork's file exists: read after, it found a
@@ -106,71 +104,6 @@ def write_fork(
     except OSError:
         pass  # the list is rebuilt from the folder when it is next read
     return Fork(fork_id, name)
-
-
-class _Kept:
-    """What the records a fork keeps hold, taken as they go by: its session list entry (as the
-    list would sum it up from the fork's file) and the stored files its messages name."""
-
-    def __init__(self, summary: SessionSummary) -> None:
-        self.summary = summary
-        self.stored_names: list[str] = []
-
-    def see(self, record: RolloutRecord) -> None:
-        self.summary.add(record)
-        kind, payload = record.type, record.payload
-        if kind == "response_item":
-            item = payload.get("item")
-            if isinstance(item, dict):
-                self._stored(item)
-        elif kind == "compacted":  # a compaction's kept messages
-            history = payload.get("replacement_history")
-            for each in history if isinstance(history, list) else []:
-                if isinstance(each, dict):
-                    self._stored(each)
-
-    def _stored(self, item: dict[str, Any]) -> None:
-        for part in attachment_parts(item):
-            self.stored_names.extend(str(part.get(key) or "") for key in ("file", "sent_file"))
-
-
-def _path_lines(
-    source: Path, tree: TurnTree, turn_id: str, summary: SessionSummary
-) -> tuple[bytes, _Kept]:
-    """The lines of ``source``'s records on the path to ``turn_id`` that a fork copies (read
-    once, only the path's lines parsed; runs of neighbouring lines joined as one slice), and
-    what they hold."""
-    seqs = tree.path_records(turn_id)
-    wanted, total = tree.lines_at(seqs)
-    kept = _Kept(summary)
-    lines = b""
-
-    def keep(data: bytes | bytearray, chosen: Chosen) -> None:
-        nonlocal lines
-        runs: list[list[int]] = []
-        for record, start, end in chosen:
-            if record.type not in _NOT_COPIED:
-                kept.see(record)
-                if runs and runs[-1][1] + 1 == start:  # the next line: the run goes on
-                    runs[-1][1] = end
-                else:
-                    runs.append([start, end])
-        size = len(data)
-        with memoryview(data) as view:  # each run with its newline: one copy of the bytes
-            lines = b"".join(
-                piece for start, end in runs for piece in (
-                    (view[start:end + 1],) if end < size else (view[start:end], b"\n")
-                )
-            )
-
-    with collector_paused():  # as an open does: the records hold no cycles
-        try:
-            read_lines_at(source, wanted, total, keep)
-        except RolloutChanged as exc:
-            raise ForkError(
-                "the session's file changed while it was open (was it edited elsewhere?)"
-            ) from exc
-    return lines, kept
 
 
 def _words(exc: BaseException) -> str:

@@ -43,6 +43,15 @@ def _conversation_message(item: Item) -> bool:
     )
 
 
+def token_total(record: RolloutRecord) -> int | None:
+    """The context's tokens a ``token_count`` event says, ``None`` for any other record."""
+    payload = record.payload
+    if record.type != "event" or "token_count" not in (payload.get("kind"), payload.get("type")):
+        return None
+    total = payload.get("total")
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
+
+
 def _mtime_iso(path: Path) -> str:
     try:
         stamp = path.stat().st_mtime
@@ -74,10 +83,7 @@ class SessionSummary:
             if isinstance(title, str) and title.strip():
                 self.custom_title = title.strip()
             return  # a rename is not activity: it leaves updated_at alone
-        if not self.created_at:
-            self.created_at = record.timestamp
-        if record.timestamp:
-            self.updated_at = record.timestamp
+        self.stamp(record.timestamp)
         if record.type == "session_meta":
             for key in ("created_at", "timestamp"):
                 value = payload.get(key)
@@ -93,10 +99,15 @@ class SessionSummary:
                 self.message_count += 1
                 if self.first_user_text is None and item.get("role") == "user":
                     self.first_user_text = message_text(item)
-        elif record.type == "event" and "token_count" in (payload.get("kind"), payload.get("type")):
-            total = payload.get("total")
-            if isinstance(total, int) and not isinstance(total, bool):
-                self.tokens = total
+        elif (total := token_total(record)) is not None:
+            self.tokens = total
+
+    def stamp(self, timestamp: str) -> None:
+        """The time of a record (a rename's aside): the session's first and latest activity."""
+        if not self.created_at:
+            self.created_at = timestamp
+        if timestamp:
+            self.updated_at = timestamp
 
     def result(self, path: Path) -> SessionInfo:
         if self.custom_title is not None:

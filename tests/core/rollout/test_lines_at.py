@@ -4,11 +4,21 @@ does not hold the lines the tree says is refused before anything is handed out
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from app.core.rollout.lines_at import Chosen, LineChanged, RolloutChanged, read_lines_at
+from app.core.rollout.lines_at import (
+    Chosen,
+    LineChanged,
+    RolloutChanged,
+    head_of,
+    read_lines_at,
+    read_spans_at,
+    record_of,
+)
 from app.core.rollout.reader import DAMAGED_LINE_RECORD, HUGE_LINE_BYTES
 from tests.core.rollout.test_reader import line
 
@@ -128,3 +138,60 @@ def test_a_chosen_blank_first_line_is_no_record_once_the_count_is_right(tmp_path
     path.write_bytes(b"\n" + line("event", {"n": 2}))
     with pytest.raises(RolloutChanged, match="line 1 holds no record"):
         chosen_of(path, [1, 2], 2)
+
+
+# --- a line's head: its time and type read from its first bytes -----------------------------------
+
+
+def _written(tmp_path: Path) -> bytes:
+    from app.core.rollout.writer import RolloutWriter
+
+    path = tmp_path / "w.jsonl"
+    with RolloutWriter(path) as writer:
+        writer.append("turn_context", {"turn_id": "t1"})
+    return path.read_bytes().rstrip(b"\n")
+
+
+def test_a_written_lines_head_gives_its_time_type_and_payload(tmp_path: Path) -> None:
+    written = _written(tmp_path)
+    data = b"xx" + written + b"\n"  # found by its span inside the bytes
+    head = head_of(data, 2, 2 + len(written))
+    assert head is not None
+    record = json.loads(written)
+    assert (head["time"], head["type"]) == (record["timestamp"].encode(), b"turn_context")
+    assert data[head.end():].startswith(b'{"turn_id":"t1"}')
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda w: w.replace(b'","type":"', b'", "type": "'),  # written by another program
+        lambda w: w[: w.rindex(b',"id":')] + b"}",  # no id at its end
+        lambda w: w[:-2] + b'"',  # its end cut
+        lambda w: w.replace(b'"type":"turn_context"', b'"type":"Turn"'),  # not a writer's type
+        lambda w: w.replace(b'"payload":{', b'"payload":['),  # a payload that is no object
+        lambda w: w[w.index(b'"type"') - 1 :],  # no time first
+        lambda w: w[: w.index(b'"timestamp":"') + 13] + w[w.index(b'","type"') :],  # time empty
+    ],
+)
+def test_a_line_not_as_the_writer_writes_it_has_no_head(tmp_path: Path, change: Any) -> None:
+    changed = change(_written(tmp_path))
+    assert head_of(changed, 0, len(changed)) is None
+
+
+def test_spans_are_handed_out_unparsed_and_a_file_of_other_lines_refused(
+    tmp_path: Path, parsed_lines: list[int]
+) -> None:
+    path = tmp_path / "s.jsonl"
+    rows = [line("event", {"n": n}) for n in range(1, 5)]
+    path.write_bytes(b"".join(rows))
+    got: list[bytes] = []
+    read_spans_at(path, [2, 4], 4, lambda data, spans: got.extend(data[a:b] for a, b in spans))
+    assert got == [rows[1].rstrip(b"\n"), rows[3].rstrip(b"\n")] and parsed_lines == []
+    with pytest.raises(RolloutChanged):
+        read_spans_at(path, [2], 5, lambda data, spans: got.append(b"handed out"))
+    assert got[-1] != b"handed out"
+    data = path.read_bytes()
+    assert record_of(data, 0, len(rows[0]) - 1, 1).payload == {"n": 1}
+    with pytest.raises(LineChanged, match="line 3 holds no record"):
+        record_of(b"{not a record}", 0, 14, 3)
