@@ -8,9 +8,8 @@ interpreter. A branch view is rebuilt from the rollout off the window's thread, 
 what an open costs, never more; a fork reads the rollout once. The session is searched once
 before the ops (the recall index catches up with a reopened session in a worker thread first).
 
-Target: every one ≤ 1× the session's resume time. With the window (``app.ui``), a second figure:
-the window's longest main-thread block (a 5 ms timer's longest gap) from a switch's submission
-until the branch is drawn again, at each of the three turns, ≤ 16 ms.
+Target: every one ≤ 1× the session's resume time. The window's blocks while it draws these
+ops are ``bench_branch_window``'s.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from bench._common import (
     warm_counter,
     worker_reply,
 )
-from bench.bench_long_lines import _preloaded
 from bench.bench_resume import make_rollout
 
 
@@ -106,80 +104,15 @@ async def _measure(data_dir: Path, session_id: str) -> dict[str, Any]:
     return {"resume_s": resume_s, "times": times}
 
 
-def _window_blocks(data_dir: Path, session_id: str) -> dict[str, Any]:
-    """The window's longest block while an edit at the first, middle and last turn, and the
-    switch back, are drawn (the session opened in the window as a click in the list does)."""
-    from app.core import ops
-    from bench._server_proc import ServerProcess
-    from bench._ui import StallProbe, close_window, make_context, make_window, run_on_qt
-
-    # The model's server in a process of its own, as a real one is: in this one, its reading
-    # of a 5 000-turn request (one C call) held the interpreter from the window for 40-50 ms.
-    answer = data_dir.parent / "answer.txt"
-    answer.write_text("An answer on the new branch.", encoding="utf-8")
-    # An answer a turn, and one a compaction's summary (an edit at the end goes over the limit).
-    with ServerProcess(answer, copies=12, chunk_size=8) as server:
-        context = make_context(data_dir.parent, server.url)
-
-        async def scenario() -> dict[str, Any]:
-            window = make_window(context)
-            window.show()
-            await window.open_session(session_id)
-            await _preloaded()  # a person reads the reopened conversation before editing it
-            controller = window.controller
-            nodes = controller.session.tree().nodes
-            newest = nodes[-1].turn_id
-            blocks: dict[str, float] = {}
-            probe = StallProbe()
-
-            async def drawn_after(op: Any) -> float:
-                before = controller.redraw.drawn if controller.redraw else 0
-                probe.start()
-                controller.submit(op)
-                while controller.redraw is None or controller.redraw.drawn == before:
-                    await asyncio.sleep(0.005)
-                # An edit's answer streams into the new drawing; the compaction it may lead to
-                # starts after its turn has ended (the core holds its slot until it has decided):
-                # an op sent in between was refused, and its drawing never came.
-                while controller.busy or controller.session.busy:
-                    await asyncio.sleep(0.005)
-                await asyncio.sleep(0.05)  # the second step of the two-step replay
-                probe.stop()
-                return probe.longest_ms()
-
-            for where, index in (("first", 0), ("middle", len(nodes) // 2), ("last", -1)):
-                turn_id = nodes[index].turn_id
-                blocks[f"edit_{where}"] = await drawn_after(
-                    ops.EditTurn(turn_id=turn_id, text=f"edited {where}", carry_summary=False)
-                )
-                blocks[f"switch_{where}"] = await drawn_after(
-                    ops.SwitchBranch(turn_id=newest, carry_summary=False)
-                )
-            await close_window(window)
-            return blocks
-
-        return run_on_qt(scenario)
-
-
 def run(scale: float = 1.0) -> dict[str, Any]:
-    from bench.bench_resume import ui_available
-
     with temp_dir() as root:
         data_dir = root / "data"
         stats = make_rollout(data_dir, scale)
         timing = run_worker("bench.bench_branches", "--worker", str(data_dir), stats.session_id)
-        blocks = (
-            run_worker("bench.bench_branches", "--window", str(data_dir), stats.session_id)
-            if ui_available()
-            else {}
-        )
     resume_s, times = timing["resume_s"], timing["times"]
     slowest = max(times.values())
     targets = [
         Target(f"{name} / resume", value / resume_s, 1.0, "×") for name, value in times.items()
-    ] + [
-        Target(f"window's longest block, {name}", value, 16.0, "ms")
-        for name, value in blocks.items()
     ]
     return result(
         "branches",
@@ -190,9 +123,7 @@ def run(scale: float = 1.0) -> dict[str, Any]:
         measured=slowest,
         reference_value=resume_s,
         targets=targets,
-        extra={"resume_s": round(resume_s, 4),
-               **{f"{k}_s": round(v, 4) for k, v in times.items()},
-               **{f"block_{k}_ms": round(v, 2) for k, v in blocks.items()}},
+        extra={"resume_s": round(resume_s, 4), **{f"{k}_s": round(v, 4) for k, v in times.items()}},
         scale=scale,
     )
 
@@ -201,8 +132,5 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         warm_counter()
         worker_reply(asyncio.run(_measure(Path(sys.argv[2]), sys.argv[3])))
-    elif len(sys.argv) > 1 and sys.argv[1] == "--window":
-        warm_counter()
-        worker_reply(_window_blocks(Path(sys.argv[2]), sys.argv[3]))
     else:
         main(run)

@@ -27,6 +27,7 @@ MODULES = [
     "bench.bench_recall",
     "bench.bench_retention",
     "bench.bench_branches",
+    "bench.bench_branch_window",
     "bench.bench_mcp",
 ]
 KEYS = {
