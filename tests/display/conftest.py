@@ -251,7 +251,12 @@ class Probe:
 
     def ask(self, question: str) -> Any:
         n, self.asked = self.asked, self.asked + 1
-        (self.folder / f"ask-{n}").write_text(question, encoding="utf-8")
+        # Written beside and renamed into place, as the answers are: the probe polls for the
+        # file, and one it found created but not yet written was read as an empty question
+        # (answered as another one).
+        asking = self.folder / f"ask-{n}.tmp"
+        asking.write_text(question, encoding="utf-8")
+        asking.rename(self.folder / f"ask-{n}")
         answer = self.folder / f"answer-{n}"
         wait_for(lambda: self._alive() and answer.exists(), f"the probe's answer to {question}")
         return json.loads(answer.read_text(encoding="utf-8"))
