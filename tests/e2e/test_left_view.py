@@ -68,3 +68,4 @@ async def test_a_rename_meanwhile_has_the_view_rebuilt(server, make_config, pars
     texts = [text for _role, text in (await _next_turn(server, session))[0]]
     assert texts[-4:] == ["A0", "q1", "A1", "q2"]
     await session.close()
+

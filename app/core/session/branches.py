@@ -213,6 +213,8 @@ class Branches:
             built, warnings, _input = await asyncio.to_thread(self._build, leaf)
             await built.resume.precount()  # as an open does, off the window's thread
             kept = built
+        else:
+            self._left.wake(kept)
         await self._put_in_place(kept, left=left)
         for warning in warnings:
             self._shared.emit(p.Warning(message=warning))

@@ -36,15 +36,19 @@ class LeftView:
         self._kept = None
 
     def take(self, leaf: str | None) -> BranchParts | None:
-        """The kept view, awake again, if it is ``leaf``'s branch's and nothing written since
-        belongs to it; else ``None``. Either way nothing is kept any more."""
+        """The kept view if it is ``leaf``'s branch's and nothing written since belongs to
+        it, else ``None``; either way nothing is kept any more. It is still asleep:
+        :meth:`wake` it as it is put in place."""
         kept, self._kept = self._kept, None
         if kept is None or kept[0] != leaf or not _untouched(self._shared.tree, leaf, kept[2]):
             return None
-        parts = kept[1]
+        return kept[1]
+
+    def wake(self, parts: BranchParts) -> None:
+        """``parts`` (taken) are the active branch's again: the instructions in force, and
+        its refiner counting again with the exact counts made meanwhile."""
         parts.history.set_instructions(self._shared.config().instructions)
         parts.refiner.reopen()
-        return parts
 
 
 def _untouched(tree: TurnTree, leaf: str | None, seen: int) -> bool:

@@ -46,9 +46,10 @@ def test_the_view_left_comes_back_awake_while_only_another_branch_grew(tree: Tur
     left.keep("t2", parts)  # type: ignore[arg-type]
     tree.note("response_item", {"item": {"type": "message", "role": "assistant"}})  # on t3
     tree.note("turn_context", {"turn_id": "t4", "parent": "t3"})
-    assert left.take("t2") is parts
-    assert parts.woken == ["brief", "reopened"]
+    assert left.take("t2") is parts and parts.woken == []  # still asleep
     assert left.take("t2") is None  # given back once: nothing is kept any more
+    left.wake(parts)  # as it is put in place
+    assert parts.woken == ["brief", "reopened"]
 
 
 def test_nothing_written_since_gives_it_back(tree: TurnTree) -> None:
