@@ -145,6 +145,10 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
         "tests/core/providers/", "tests/e2e/test_core_turns.py", "tests/e2e/test_retry_turn.py",
         "tests/e2e/test_waits_and_details.py",
     ),
+    # A tool call run: its images and outputs are the MCP and tool-turn tests' end to end.
+    "app/core/session/turn/tool_call.py": (
+        "tests/core/session/turn/", "tests/e2e/test_mcp_tools.py", "tests/e2e/test_core_turns.py",
+    ),
     # A turn's input for an edit or a regeneration: reached by the branch tests end to end.
     "app/core/session/turn/branch_input.py": (
         "tests/core/session/turn/", "tests/e2e/test_branches.py",
