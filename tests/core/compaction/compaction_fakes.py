@@ -47,11 +47,13 @@ class ScriptedProvider:
         self.compacts = list(compacts)
         self.requests: list[ModelRequest] = []
         self.compact_requests: list[ModelRequest] = []
+        self.headers: list[dict[str, str] | None] = []  # each request's extra headers
 
     def stream(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
     ) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
+        self.headers.append(extra_headers)
         return self._events(self.streams.pop(0))
 
     @staticmethod
@@ -66,6 +68,7 @@ class ScriptedProvider:
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
     ) -> CompactResult:
         self.compact_requests.append(request)
+        self.headers.append(extra_headers)
         answer = self.compacts.pop(0)
         if isinstance(answer, ProviderError):
             raise answer
@@ -105,7 +108,7 @@ def no_retry_notice(turn_id: str) -> RetryNotice:
 
 
 def make_config(tmp_path: Path, **changes: Any) -> CoreConfig:
-    return CoreConfig(data_dir=tmp_path, max_retries=0, retry_base_delay=0.0, **changes)
+    return CoreConfig(**{"data_dir": tmp_path, "max_retries": 0, "retry_base_delay": 0.0, **changes})
 
 
 def make_run(

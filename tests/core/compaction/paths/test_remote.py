@@ -27,23 +27,6 @@ from app.core.providers.base import CompactResult, ModelRequest, ProviderError
 from app.core.tokens.counter import approx_tokens
 from tests.core.compaction.compaction_fakes import COMPACTION_ITEM, USAGE, ScriptedProvider
 
-
-class Headed(ScriptedProvider):
-    """The scripted provider, keeping the extra headers each request was sent with."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.headers: list[dict[str, str] | None] = []
-
-    def stream(self, request: ModelRequest, *, extra_headers: Any = None) -> Any:
-        self.headers.append(extra_headers)
-        return super().stream(request, extra_headers=extra_headers)
-
-    async def compact(self, request: ModelRequest, *, extra_headers: Any = None) -> Any:
-        self.headers.append(extra_headers)
-        return await super().compact(request, extra_headers=extra_headers)
-
-
 HEADERS = {"X-Session": "s1"}
 
 
@@ -88,7 +71,7 @@ def _turn_request() -> ModelRequest:
 
 
 async def test_the_trigger_goes_last_in_a_turns_request() -> None:
-    provider = Headed(streams=[[assistant_message("noise"), COMPACTION_ITEM]])
+    provider = ScriptedProvider(streams=[[assistant_message("noise"), COMPACTION_ITEM]])
     told, on_retry = _retries()
     request = _turn_request()
     item, usage = await compact_with_trigger(
@@ -109,7 +92,7 @@ async def test_the_trigger_goes_last_in_a_turns_request() -> None:
 async def test_an_answer_without_exactly_one_compaction_item_is_malformed(
     count: int, code: str | None
 ) -> None:
-    provider = Headed(streams=[[assistant_message("text"), *[COMPACTION_ITEM] * count]])
+    provider = ScriptedProvider(streams=[[assistant_message("text"), *[COMPACTION_ITEM] * count]])
     with pytest.raises(ProviderError) as raised:
         await compact_with_trigger(
             provider, _turn_request(), max_retries=0, base_delay=0,
@@ -122,7 +105,7 @@ async def test_an_answer_without_exactly_one_compaction_item_is_malformed(
 
 
 async def test_the_trigger_is_retried_as_a_turn_is() -> None:
-    provider = Headed(streams=[ProviderError("server", "busy"), [COMPACTION_ITEM]])
+    provider = ScriptedProvider(streams=[ProviderError("server", "busy"), [COMPACTION_ITEM]])
     told, on_retry = _retries()
     item, _usage = await compact_with_trigger(
         provider, _turn_request(), max_retries=1, base_delay=0, on_retry=on_retry,
@@ -183,7 +166,7 @@ async def test_a_trailing_tool_output_or_note_is_trimmed_while_over_the_window(
         "whole": _whole(), "whole-1": _whole() - 1, "whole-note-1": _whole() - _cost(HISTORY[4]) - 1,
         "tiny": 1,
     }.get(window, window)
-    provider = Headed(compacts=[CompactResult([COMPACTION_ITEM], USAGE)])
+    provider = ScriptedProvider(compacts=[CompactResult([COMPACTION_ITEM], USAGE)])
     output, usage = await _standalone(provider, HISTORY, limit, headers=HEADERS)
     assert (output, usage) == ([COMPACTION_ITEM], USAGE)
     sent = provider.compact_requests[0]
@@ -197,12 +180,12 @@ async def test_a_trailing_tool_output_or_note_is_trimmed_while_over_the_window(
 
 async def test_a_compaction_summary_item_counts_as_the_compaction() -> None:
     summary = {"type": "compaction_summary", "encrypted_content": "x"}
-    provider = Headed(compacts=[CompactResult([assistant_message("m"), summary], None)])
+    provider = ScriptedProvider(compacts=[CompactResult([assistant_message("m"), summary], None)])
     assert await _standalone(provider, HISTORY, None) == ([assistant_message("m"), summary], None)
 
 
 async def test_an_answer_with_no_compaction_item_is_malformed() -> None:
-    provider = Headed(compacts=[CompactResult([assistant_message("m")], USAGE)])
+    provider = ScriptedProvider(compacts=[CompactResult([assistant_message("m")], USAGE)])
     with pytest.raises(ProviderError) as raised:
         await _standalone(provider, HISTORY, None)
     assert (raised.value.category, raised.value.message) == (
@@ -213,12 +196,12 @@ async def test_an_answer_with_no_compaction_item_is_malformed() -> None:
 async def test_the_standalone_form_is_retried_then_gives_up() -> None:
     told, on_retry = _retries()
     busy = [ProviderError("server", "busy") for _ in range(3)]
-    provider = Headed(compacts=[*busy[:2], CompactResult([COMPACTION_ITEM], USAGE)])
+    provider = ScriptedProvider(compacts=[*busy[:2], CompactResult([COMPACTION_ITEM], USAGE)])
     assert (await _standalone(provider, HISTORY, None, retries=2, on_retry=on_retry))[0] == [
         COMPACTION_ITEM
     ]
     assert told == [1, 2]
-    provider = Headed(compacts=list(busy))
+    provider = ScriptedProvider(compacts=list(busy))
     with pytest.raises(ProviderError, match="busy"):
         await _standalone(provider, HISTORY, None, retries=2)
     assert len(provider.compact_requests) == 3
@@ -227,7 +210,7 @@ async def test_the_standalone_form_is_retried_then_gives_up() -> None:
 async def test_a_stalled_compaction_is_not_waited_out_again() -> None:
     told, on_retry = _retries()
     stall = ProviderError("connection", "no answer", code="timeout")  # retryable, a stall
-    provider = Headed(compacts=[stall, CompactResult([COMPACTION_ITEM], USAGE)])
+    provider = ScriptedProvider(compacts=[stall, CompactResult([COMPACTION_ITEM], USAGE)])
     with pytest.raises(ProviderError, match="no answer"):
         await _standalone(provider, HISTORY, None, retries=3, on_retry=on_retry)
     assert told == [] and len(provider.compact_requests) == 1

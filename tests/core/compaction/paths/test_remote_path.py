@@ -5,6 +5,7 @@ context before the last user message and the compaction item last."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,100 @@ def test_insertions_go_before_the_last_user_message_and_the_compaction_item() ->
     ]
     assert insert_before_compaction([u1], notes) == [u1, *notes]
     assert insert_before_compaction([u1], []) == [u1]
+
+
+# --- what each form sends and gives back ----------------------------------------------------------
+
+
+def _only(run: Any, form: str) -> None:
+    """Only ``form`` is offered by the run's server (the other marked unsupported)."""
+    config = run.config()
+    for other in REMOTE_FORMS:
+        if other != form:
+            run.capabilities.mark_unsupported(config.base_url, config.model, other)
+
+
+@pytest.mark.parametrize("carry", [True, False])
+async def test_the_standalone_form_sends_the_sessions_settings_and_counts_what_is_kept(
+    tmp_path: Path, carry: bool
+) -> None:
+    output = [user_message("Now deploy it."), COMPACTION_ITEM]
+    provider = ScriptedProvider(compacts=[CompactResult(output=output, usage=USAGE)])
+    run = make_run(tmp_path, provider, Recorder(), model="gpt-5", reasoning_effort="low",
+                   instructions="Be brief.", demo_hints=True, carry_notes=carry)
+    _only(run, "standalone")
+    result = await run_remote(run, conversation(), BUDGET, CONTEXT)
+    sent = provider.compact_requests[0]
+    assert (sent.model, sent.instructions, sent.prompt_cache_key, sent.reasoning_effort) == (
+        "gpt-5", "Be brief.", "session_1", "low"
+    )
+    assert provider.headers == [run.headers()] and run.headers()
+    assert (result.strategy, result.usage, result.remote_form) == ("remote", USAGE, "standalone")
+    # The first message's facts left with it: carried, in a notes message before the item.
+    assert (result.carried is not None and bool(result.carried.notes)) is carry
+    if not carry:
+        assert result.kept == 1  # "Now deploy it."; the context's user message is not kept
+    assert result.shrunk is None
+
+
+async def test_the_standalone_output_is_fitted_to_the_room_its_compaction_and_context_kept(
+    tmp_path: Path,
+) -> None:
+    small = compaction_budget(4_000, 3_600, 300)
+    long_user = user_message("deploy the service now please " * 400)
+    output = [long_user, assistant_message("ok " * 300), COMPACTION_ITEM]
+    provider = ScriptedProvider(compacts=[CompactResult(output=output, usage=USAGE)])
+    run = make_run(tmp_path, provider, Recorder())
+    _only(run, "standalone")
+    result = await run_remote(run, conversation(), small, CONTEXT)
+    assert result.shrunk is not None and set(result.shrunk) == {
+        "dropped_messages", "truncated_messages"
+    }
+    assert result.shrunk["dropped_messages"] + result.shrunk["truncated_messages"] > 0
+    assert COMPACTION_ITEM in result.items and CONTEXT[0] in result.items
+    assert provider.compact_requests[0].input[-1] == conversation()[-1]
+
+
+async def test_the_standalone_request_is_trimmed_to_the_window(tmp_path: Path) -> None:
+    from app.core.items import function_call, function_call_output
+
+    history = [*conversation(), function_call("read_file", "{}", "c1"),
+               function_call_output("c1", "the file " * 20_000)]
+    provider = ScriptedProvider(compacts=[CompactResult(output=[COMPACTION_ITEM], usage=USAGE)])
+    run = make_run(tmp_path, provider, Recorder())
+    _only(run, "standalone")
+    await run_remote(run, history, BUDGET, CONTEXT)
+    assert provider.compact_requests[0].input[-1]["type"] == "function_call"  # output trimmed
+
+
+@pytest.mark.parametrize("form", ["trigger", "standalone"])
+async def test_a_retry_is_shown_as_its_stage(tmp_path: Path, form: str) -> None:
+    busy = ProviderError("server", "busy")
+    provider = ScriptedProvider(
+        streams=[busy, [COMPACTION_ITEM]],
+        compacts=[busy, CompactResult(output=[COMPACTION_ITEM], usage=USAGE)],
+    )
+    recorder = Recorder()
+    run = make_run(tmp_path, provider, recorder, max_retries=1)
+    _only(run, form)
+    result = await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert result.remote_form == form
+    retries = [e for e in recorder.events if getattr(e, "stage", None) == "retrying"]
+    assert [e.message for e in retries] == ["Retrying remote compaction (1/1)…"]
+
+
+@pytest.mark.parametrize("carry", [True, False])
+async def test_the_trigger_forms_history_carries_the_notes_of_what_it_left_out(
+    tmp_path: Path, carry: bool
+) -> None:
+    small = compaction_budget(4_000, 3_600, 300)
+    history = [*[user_message(f"Remember: port {8000 + n} serves api {n}. " + "x " * 400)
+                 for n in range(6)], assistant_message("Noted.")]
+    provider = ScriptedProvider(streams=[[COMPACTION_ITEM]])
+    run = make_run(tmp_path, provider, Recorder(), carry_notes=carry, demo_hints=True)
+    result = await run_remote(run, history, small, CONTEXT)
+    notes = [item for item in result.items if is_notes_message(item)]
+    assert (len(notes) == 1) is carry and (result.carried is not None) is carry
+    assert result.kept < 6 and result.kept_truncated in (True, False)
+    assert (result.strategy, result.usage, result.items[-1]) == ("remote", USAGE, COMPACTION_ITEM)
+    assert provider.headers == [run.headers()]
