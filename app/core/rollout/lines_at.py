@@ -93,7 +93,12 @@ def record_of(data: bytes | bytearray, start: int, end: int, line_no: int) -> Ro
     """The record on line ``line_no`` (``data[start:end]``); :class:`LineChanged` when it
     holds none."""
     with memoryview(data) as view:
-        record = record_at(data, view, start, end, line_no)
+        return _held(record_at(data, view, start, end, line_no), line_no)
+
+
+def _held(record: RolloutRecord | None, line_no: int) -> RolloutRecord:
+    """``record``, the one line ``line_no`` was parsed to; :class:`LineChanged` when that line
+    holds none (not a record, or a damaged line's mark)."""
     if record is None or record.type == DAMAGED_LINE_RECORD:
         raise LineChanged(f"line {line_no} holds no record")
     return record
@@ -126,8 +131,6 @@ def _spans_of(data: bytes | bytearray, lines: Sequence[int], total: int) -> list
 def _records(data: bytes | bytearray, spans: list[tuple[int, int]], lines: Sequence[int]) -> Chosen:
     with memoryview(data) as view:
         for (start, end), line_no in zip(spans, lines, strict=True):
-            record = record_at(data, view, start, end, line_no)
-            if record is None or record.type == DAMAGED_LINE_RECORD:
-                raise LineChanged(f"line {line_no} holds no record")
+            record = _held(record_at(data, view, start, end, line_no), line_no)
             yield record, start, end
             del record

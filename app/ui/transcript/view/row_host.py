@@ -86,8 +86,8 @@ class RowHostArea(VirtualRowArea):
         """Build, measure and drop a message widget of each role and a tool call's, once per
         process: the first of a process cost 8-11 ms more than the next (the renderer's
         parser and code style, the buttons' icons, the first use of the classes and enums they
-        need), and an empty session's first message paid it in the block that showed it. Called at idle, once the
-        Markdown modules are loaded (``runtime.preload``).
+        need), and an empty session's first message paid it in the block that showed it.
+        Called at idle, once the Markdown modules are loaded (``runtime.preload``).
 
         The user's row holds a file and an image (one whose file is missing: nothing is
         decoded), each widget is painted once off screen and its buttons' icons (those shown
