@@ -12,14 +12,16 @@ from app.core.compaction.counting import CountMemo
 from app.core.compaction.paths.local import ItemCounts
 from app.core.compaction.paths.path import PathRun
 from app.core.config import CoreConfig
-from app.core.items import Item
+from app.core.items import Item, message_text
 from app.core.providers.base import (
     CompactResult,
     Completed,
     ModelRequest,
     OutputItemDone,
     ProviderError,
+    StopReason,
     StreamEvent,
+    TextDelta,
     Usage,
 )
 from app.core.providers.capabilities import RemoteCapabilities
@@ -34,7 +36,9 @@ Answer = list[Item] | ProviderError
 
 
 class ScriptedProvider:
-    """Answers each request with the next scripted answer, and keeps the requests."""
+    """Answers each request with the next scripted answer, and keeps the requests.
+    ``stops``: each streamed answer's stop reason, in order (None once they run out);
+    ``deltas``: stream each message's text as one delta before the message."""
 
     supports_remote_compaction = True
 
@@ -42,9 +46,14 @@ class ScriptedProvider:
         self,
         streams: Sequence[Answer] = (),
         compacts: Sequence[CompactResult | ProviderError] = (),
+        *,
+        stops: Sequence[StopReason | None] = (),
+        deltas: bool = False,
     ) -> None:
         self.streams = list(streams)
         self.compacts = list(compacts)
+        self.stops = list(stops)
+        self.deltas = deltas
         self.requests: list[ModelRequest] = []
         self.compact_requests: list[ModelRequest] = []
         self.headers: list[dict[str, str] | None] = []  # each request's extra headers
@@ -54,15 +63,16 @@ class ScriptedProvider:
     ) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
         self.headers.append(extra_headers)
-        return self._events(self.streams.pop(0))
+        return self._events(self.streams.pop(0), self.stops.pop(0) if self.stops else None)
 
-    @staticmethod
-    async def _events(answer: Answer) -> AsyncIterator[StreamEvent]:
+    async def _events(self, answer: Answer, stop: StopReason | None) -> AsyncIterator[StreamEvent]:
         if isinstance(answer, ProviderError):
             raise answer
         for item in answer:
+            if self.deltas and item.get("type") == "message":
+                yield TextDelta(item.get("id") or "msg", message_text(item))
             yield OutputItemDone(item)
-        yield Completed("resp_1", USAGE)
+        yield Completed("resp_1", USAGE, stop)
 
     async def compact(
         self, request: ModelRequest, *, extra_headers: dict[str, str] | None = None
@@ -108,7 +118,9 @@ def no_retry_notice(turn_id: str) -> RetryNotice:
 
 
 def make_config(tmp_path: Path, **changes: Any) -> CoreConfig:
-    return CoreConfig(**{"data_dir": tmp_path, "max_retries": 0, "retry_base_delay": 0.0, **changes})
+    return CoreConfig(
+        **{"data_dir": tmp_path, "max_retries": 0, "retry_base_delay": 0.0, **changes}
+    )
 
 
 def make_run(
