@@ -155,7 +155,8 @@ async def _standalone(
         strategy="remote",
         items=items,
         usage=usage,
-        kept=sum(1 for item in items if is_message(item, "user") and item not in context),
+        # The user's own messages the server kept: not the context blocks, not the notes.
+        kept=len(real_user_messages([item for item in items if item not in context])),
         shrunk=shrunk,
         remote_form="standalone",
         carried=carried,

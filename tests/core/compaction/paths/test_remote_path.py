@@ -4,13 +4,17 @@ context before the last user message and the compaction item last."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.core.compaction.budget import compaction_budget
+from app.core.compaction.budget import CompactionBudget, compaction_budget
+from app.core.compaction.fit import fit_items
 from app.core.compaction.notes.block import is_notes_message
+from app.core.compaction.notes.material import NotesMaterial, read_notes_material
+from app.core.compaction.paths.path import notes_items
 from app.core.compaction.paths.remote_path import (
     REMOTE_FORMS,
     insert_before_compaction,
@@ -18,7 +22,8 @@ from app.core.compaction.paths.remote_path import (
     remote_forms,
     run_remote,
 )
-from app.core.items import Item, assistant_message, is_compaction_item, user_message
+from app.core.compaction.rebuild import assemble, filter_remote_output, select_with_notes
+from app.core.items import Item, assistant_message, is_compaction_item, message_text, user_message
 from app.core.providers.base import CompactResult, ProviderError
 
 from ..compaction_fakes import COMPACTION_ITEM, USAGE, Recorder, ScriptedProvider, make_run
@@ -90,12 +95,38 @@ async def test_no_form_left_is_said_as_not_found(tmp_path: Path) -> None:
     with pytest.raises(ProviderError) as raised:
         await run_remote(run, conversation(), BUDGET, CONTEXT)
     assert raised.value.category == "not_found"
+    assert raised.value.message == "the server offers no remote compaction"
+
+
+async def test_when_every_form_fails_the_last_failure_is_raised_and_one_handover_said(
+    tmp_path: Path,
+) -> None:
+    # The trigger refused as an item the server does not know: remembered as not offered.
+    unknown = ProviderError("bad_request", "Unknown item type: compaction_trigger", status=400)
+    last = ProviderError("server", "HTTP 500: it broke", status=500)
+    provider = ScriptedProvider(streams=[unknown], compacts=[last])
+    recorder = Recorder()
+    run = make_run(tmp_path, provider, recorder)
+    with pytest.raises(ProviderError) as raised:
+        await run_remote(run, conversation(), BUDGET, CONTEXT)
+    assert raised.value is last
+    assert recorder.said == [
+        (
+            "Remote compaction with the compaction trigger failed (Unknown item type: "
+            "compaction_trigger); trying /responses/compact."
+        )
+    ]
+    assert recorder.said_in == ["turn_1"]
+    config = run.config()
+    assert run.capabilities.unsupported(config.base_url, config.model) == {"trigger"}
 
 
 def test_insertions_go_before_the_last_user_message_and_the_compaction_item() -> None:
     u1, u2, a = user_message("one"), user_message("two"), assistant_message("a")
     assert insert_before_last_user([u1, a, u2, a], CONTEXT) == [u1, a, *CONTEXT, u2, a]
     assert insert_before_last_user([a], CONTEXT) == [*CONTEXT, a]
+    assert insert_before_last_user([u1, a, u2], CONTEXT) == [u1, a, *CONTEXT, u2]  # last
+    assert insert_before_last_user([a, u1, a], CONTEXT) == [a, *CONTEXT, u1, a]  # second
     notes = [user_message("notes")]
     assert insert_before_compaction([u1, COMPACTION_ITEM, u2], notes) == [
         u1, *notes, COMPACTION_ITEM, u2,
@@ -133,8 +164,8 @@ async def test_the_standalone_form_sends_the_sessions_settings_and_counts_what_i
     assert (result.strategy, result.usage, result.remote_form) == ("remote", USAGE, "standalone")
     # The first message's facts left with it: carried, in a notes message before the item.
     assert (result.carried is not None and bool(result.carried.notes)) is carry
-    if not carry:
-        assert result.kept == 1  # "Now deploy it."; the context's user message is not kept
+    # "Now deploy it.": neither the context's user message nor the notes message counts.
+    assert result.kept == 1
     assert result.shrunk is None
 
 
@@ -196,6 +227,96 @@ async def test_the_trigger_forms_history_carries_the_notes_of_what_it_left_out(
     result = await run_remote(run, history, small, CONTEXT)
     notes = [item for item in result.items if is_notes_message(item)]
     assert (len(notes) == 1) is carry and (result.carried is not None) is carry
-    assert result.kept < 6 and result.kept_truncated in (True, False)
+    assert result.kept < 6 and result.kept_truncated  # the oldest kept one is shortened
     assert (result.strategy, result.usage, result.items[-1]) == ("remote", USAGE, COMPACTION_ITEM)
     assert provider.headers == [run.headers()]
+
+
+def _recording(reads: list[list[Item]]) -> Any:
+    def read_notes(items: list[Item]) -> NotesMaterial:
+        reads.append(items)
+        return read_notes_material(items)
+
+    return read_notes
+
+
+async def test_the_trigger_forms_kept_messages_get_what_the_item_and_the_context_leave(
+    tmp_path: Path,
+) -> None:
+    # A 700-token compaction item: the kept messages' budget is the room less the item and
+    # the context block, under its ceiling, so both figures decide what is kept.
+    small = compaction_budget(4_000, 3_600, 300)
+    item = {"type": "compaction", "encrypted_content": "opaque" * 466}
+    history = [user_message(f"Step {n}: " + "move the files along " * 80) for n in range(4)]
+    provider = ScriptedProvider(streams=[[item]])
+    run = make_run(tmp_path, provider, Recorder(), context=CONTEXT)
+    reads: list[list[Item]] = []
+    run = replace(run, read_notes=_recording(reads))
+    result = await run_remote(run, history, small, CONTEXT)
+    counts = run.counts
+    context_tokens = sum(counts.count_item(i) for i in CONTEXT)
+    budget = small.kept_budget(counts.count_item(item), context_tokens)
+    assert budget < small.kept_ceiling
+    kept, truncated, carried, _ = select_with_notes(
+        history, budget, small.notes_budget(), counts.count
+    )
+    assert result.items == assemble(kept, item, CONTEXT, notes_items(carried))
+    assert result.kept_truncated and truncated
+    assert reads and reads[0] == history  # the notes were read by the session's reader
+
+
+async def test_the_standalone_output_over_its_room_keeps_its_notes_shortened_by_the_session_s_count(
+    tmp_path: Path,
+) -> None:
+    # A room (120) smaller than the context, the notes and the item together: the messages
+    # go, then the notes (protected: never dropped) are shortened, counted as the session
+    # counts; the fitted history is what ``fit_items`` gives with those counts.
+    tight = CompactionBudget(4_000, 3_600, target=120, overhead=0, summary=96, kept_ceiling=64)
+    output = [
+        user_message("deploy the service now please " * 400),
+        assistant_message("ok " * 300),
+        COMPACTION_ITEM,
+    ]
+    history = [
+        user_message(
+            "Remember: the API key lives in vault path secret/billing/api and port 8443 serves "
+            "it. Always use /srv/app/config.yaml. " * 3
+        ),
+        assistant_message("Noted."),
+        user_message("deploy the service now please " * 400),
+    ]
+    provider = ScriptedProvider(compacts=[CompactResult(output=output, usage=USAGE)])
+    run = make_run(tmp_path, provider, Recorder())
+    _only(run, "standalone")
+    result = await run_remote(run, history, tight, CONTEXT)
+    assert result.carried is not None and not result.carried.empty
+    before = insert_before_compaction(
+        insert_before_last_user(filter_remote_output(output), CONTEXT), [result.carried.item()]
+    )
+    counts = run.counts
+    fitted = fit_items(
+        before,
+        [counts.count_item(i) for i in before],
+        120,
+        protect=lambda i: is_compaction_item(i) or is_notes_message(i) or i in CONTEXT,
+        count=counts.count,
+        count_item=counts.count_item,
+    )
+    assert result.items == fitted.items
+    assert [is_notes_message(i) for i in result.items].count(True) == 1
+    assert result.shrunk == {"dropped_messages": 2, "truncated_messages": fitted.truncated}
+    assert fitted.truncated >= 1 and result.kept == 0
+
+
+async def test_the_standalone_form_carries_the_notes_of_what_left_only(tmp_path: Path) -> None:
+    stays = user_message("Remember: port 8443 serves the billing api.")
+    leaves = user_message("Remember: the API key lives in vault path secret/billing/api.")
+    output = [stays, COMPACTION_ITEM]
+    provider = ScriptedProvider(compacts=[CompactResult(output=output, usage=USAGE)])
+    run = make_run(tmp_path, provider, Recorder())
+    _only(run, "standalone")
+    history = [leaves, assistant_message("Noted."), stays, assistant_message("Noted.")]
+    result = await run_remote(run, history, BUDGET, CONTEXT)
+    assert result.carried is not None
+    notes = message_text(result.carried.item())
+    assert "secret/billing/api" in notes and "8443" not in notes
