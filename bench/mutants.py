@@ -154,6 +154,12 @@ OWN_TESTS: dict[str, tuple[str, ...]] = {
         "tests/core/session/turn/", "tests/e2e/test_branches.py",
         "tests/e2e/test_attachment_branches.py", "tests/e2e/test_branch_faults.py",
     ),
+    # The user turn as a task: its records, refusals, failures and branches end to end.
+    "app/core/session/turn/task.py": (
+        "tests/core/session/turn/", "tests/e2e/test_core_turns.py", "tests/e2e/test_retry_turn.py",
+        "tests/e2e/test_storage_faults.py", "tests/e2e/test_attachments.py",
+        "tests/e2e/test_branches.py", "tests/e2e/test_compaction.py",
+    ),
     "app/core/rollout/reader.py": ("tests/core/rollout/",),
     "app/core/rollout/lines_at.py": ("tests/core/rollout/", "tests/e2e/test_branch_faults.py"),
     "app/core/rollout/writer.py": ("tests/core/rollout/",),
