@@ -229,6 +229,7 @@ class RecallIndex:
             try:
                 if unwritable(exc) and not self._in_memory:
                     self._to_memory(exc)
+                    self._drain(catch_up)  # the index in memory reads it now, as a rebuild does
                 else:
                     self._rebuild("the search index was damaged and has been rebuilt")
             except (OSError, sqlite3.Error) as again:
