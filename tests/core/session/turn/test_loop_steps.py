@@ -16,7 +16,7 @@ from app.core import protocol as p
 from app.core.config import CoreConfig
 from app.core.items import Item, assistant_message, function_call
 from app.core.providers import sampling
-from app.core.providers.base import ModelRequest, ProviderError
+from app.core.providers.base import ModelRequest, ProviderError, TextDelta
 from app.core.providers.sampling import StreamAttempt
 from app.core.session.replay import function_call_display
 from app.core.session.turn import TurnFailed
@@ -249,9 +249,9 @@ async def test_a_streamed_answer_is_shown_once_started_then_completed_and_handed
 async def test_an_item_streamed_in_several_deltas_is_started_once(tmp_path: Path) -> None:
     class TwoDeltas(ScriptedProvider):
         async def _events(self, answer: Any, stop: Any) -> Any:
-            yield sampling.TextDelta("msg_1", "It is ")
-            yield sampling.TextDelta("msg_1", "alpha.")
-            yield sampling.TextDelta("msg_2", "And more.")
+            yield TextDelta("msg_1", "It is ")
+            yield TextDelta("msg_1", "alpha.")
+            yield TextDelta("msg_2", "And more.")
             async for event in super()._events(answer, stop):
                 yield event
 
