@@ -121,3 +121,24 @@ def test_the_cut_short_warnings_in_full_and_only_when_cut_short() -> None:
     )
     whole = check_room(result(kept_previous_summary=True), 10, 1, warned=True)
     assert whole.warnings == ()
+
+
+def test_an_unusable_summary_is_said_in_full_and_whether_the_earlier_one_was_kept() -> None:
+    kept = check_room(
+        PathResult(strategy="local", items=[], summary_unusable="repetition",
+                   kept_previous_summary=True),
+        10_000, 2_000, warned=True,
+    )
+    assert kept.warnings == (
+        "The model's summary was unusable (it mostly repeated itself), so the earlier summary "
+        "was kept. Nothing it held was lost.",
+    )
+    none = check_room(
+        PathResult(strategy="local", items=[], summary_unusable="echo"),
+        10_000, 2_000, warned=True,
+    )
+    assert none.warnings == (
+        "The model's summary was unusable (it mostly repeated the instructions), so none was "
+        "installed: your recent messages, pins and carried notes carry the conversation. Try "
+        "/compact again, or a stronger compaction model.",
+    )

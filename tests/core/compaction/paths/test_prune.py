@@ -162,3 +162,46 @@ def test_an_assistant_message_does_not_start_a_turn() -> None:
     counts.insert(6, 10)
     result = prune_tool_outputs(items, counts, protected_turns=2, count_item=stub_count)
     assert result is not None and pruned_calls(items, result[0].items) == ["c0"]
+
+
+IMAGE = {
+    "type": "coco_attachment", "kind": "image", "name": "shot.png", "size": 2048,
+    "mime": "image/png", "width": 640, "height": 480, "tokens": 441, "file": "abc.png",
+}
+
+
+@pytest.mark.parametrize(("tokens", "pruned"), [(63, False), (64, True)])
+def test_an_old_attachment_is_named_instead_like_an_old_output_from_64_tokens(
+    tokens: int, pruned: bool
+) -> None:
+    import json
+
+    from app.core.attachments.parts import attachment_message, with_stand_ins
+
+    def count(item: Item) -> int:
+        return len(json.dumps(item)) // 4
+
+    items, counts = turns(4)
+    attached = attachment_message("look at this", [IMAGE])
+    # An attachment in the second (old) turn: after the first turn's output, before its own.
+    items[3], counts[3] = attached, tokens
+    result = prune_tool_outputs(items, counts, protected_turns=2, count_item=count)
+    assert result is not None
+    done, new_counts = result
+    named = with_stand_ins(attached)
+    assert (done.items[3] == named) is pruned
+    assert new_counts[3] == (count(named) if pruned else tokens)
+    assert [item_type(done.items[i]) for i in (2, 5)] == ["function_call_output"] * 2
+    assert new_counts[2] == count(done.items[2]) and new_counts[5] == count(done.items[5])
+    assert done.outputs == 2 + pruned  # the two old turns' outputs, and the attachment
+    assert done.tokens_elided == 2 * 100 + (tokens - count(named) if pruned else 0)
+
+
+def test_a_stub_is_counted_as_itself() -> None:
+    items, counts = turns(4)
+    result = prune_tool_outputs(
+        items, counts, protected_turns=2, count_item=lambda item: len(str(item["output"]))
+    )
+    assert result is not None
+    done, new_counts = result
+    assert new_counts[2] == len(stub_text("read_file", 100)) == len(done.items[2]["output"])
