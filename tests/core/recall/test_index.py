@@ -39,6 +39,27 @@ def search(index: RecallIndex, **options: Any) -> RecallResult:
     return index.search(query, options.pop("limit", 10), **options)
 
 
+def in_memory(why: str) -> str:
+    """The note of an index kept in memory because its file could not be written."""
+    return (
+        f"the search index could not be saved beside the conversation ({why}); it was built "
+        "in memory"
+    )
+
+
+def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The rollouts the index reads from now on, in order."""
+    reads: list[Path] = []
+    real = index_module.read_rollout
+
+    def read_rollout(rollout_path: Path) -> Any:
+        reads.append(rollout_path)
+        return real(rollout_path)
+
+    monkeypatch.setattr(index_module, "read_rollout", read_rollout)
+    return reads
+
+
 def texts(result: RecallResult) -> list[str]:
     return [hit.text for hit in result.hits]
 
@@ -124,27 +145,27 @@ def _failing_add(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     monkeypatch.setattr(RecordIndexer, "add", add)
 
 
-def test_an_index_that_cannot_be_written_moves_to_memory_and_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("error", "note"),
+    [
+        # The file cannot be written: the index moves to memory and reads the rollout there.
+        (
+            sqlite3.OperationalError("attempt to write a readonly database"),
+            in_memory("attempt to write a readonly database"),
+        ),
+        # The file is damaged: rebuilt from the rollout.
+        (
+            sqlite3.DatabaseError("database disk image is malformed"),
+            "the search index was damaged and has been rebuilt",
+        ),
+    ],
+)
+def test_a_database_failing_while_indexing_is_replaced_and_the_search_still_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, note: str
 ) -> None:
-    _failing_add(monkeypatch, sqlite3.OperationalError("attempt to write a readonly database"))
-    index = RecallIndex(rollout(tmp_path))
-    result = search(index)
-    assert len(result.hits) == 6
-    assert result.note == (
-        "the search index could not be saved beside the conversation (attempt to write a "
-        "readonly database); it was built in memory"
-    )
-
-
-def test_a_database_damaged_while_indexing_is_rebuilt_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _failing_add(monkeypatch, sqlite3.DatabaseError("database disk image is malformed"))
-    index = RecallIndex(rollout(tmp_path))
-    result = search(index)
-    assert len(result.hits) == 6
-    assert result.note == "the search index was damaged and has been rebuilt"
+    _failing_add(monkeypatch, error)
+    result = search(RecallIndex(rollout(tmp_path)))
+    assert len(result.hits) == 6 and result.note == note
 
 
 def test_an_index_that_cannot_be_built_at_all_says_nothing_can_be_searched(
@@ -220,14 +241,7 @@ def test_the_rollout_is_read_once_then_only_what_is_appended_is_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = rollout(tmp_path)
-    reads: list[Path] = []
-    real = index_module.read_rollout
-
-    def read_rollout(rollout_path: Path) -> Any:
-        reads.append(rollout_path)
-        return real(rollout_path)
-
-    monkeypatch.setattr(index_module, "read_rollout", read_rollout)
+    reads = counting_reads(monkeypatch)
     index = RecallIndex(path)
     with RolloutWriter(path) as writer:
         index.follow(writer, records=7)
@@ -263,10 +277,7 @@ def test_an_index_file_that_cannot_be_opened_is_kept_in_memory_saying_why(
     monkeypatch.setattr(index_module, "open_file", refused)
     result = search(RecallIndex(path))
     assert len(result.hits) == 6
-    assert result.note == (
-        "the search index could not be saved beside the conversation (permission denied); "
-        "it was built in memory"
-    )
+    assert result.note == in_memory("permission denied")
 
 
 def test_an_index_whose_place_is_taken_says_it_cannot_be_opened(tmp_path: Path) -> None:
@@ -274,24 +285,14 @@ def test_an_index_whose_place_is_taken_says_it_cannot_be_opened(tmp_path: Path) 
     recall_index_path(path).mkdir()  # a folder where the file would be
     result = search(RecallIndex(path))
     assert len(result.hits) == 6
-    assert result.note == (
-        "the search index could not be saved beside the conversation (unable to open "
-        "database file); it was built in memory"
-    )
+    assert result.note == in_memory("unable to open database file")
 
 
 def test_a_new_session_s_rollout_is_read_once_however_often_it_is_searched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "new.jsonl"
-    reads: list[Path] = []
-    real = index_module.read_rollout
-
-    def read_rollout(rollout_path: Path) -> Any:
-        reads.append(rollout_path)
-        return real(rollout_path)
-
-    monkeypatch.setattr(index_module, "read_rollout", read_rollout)
+    reads = counting_reads(monkeypatch)
     index = RecallIndex(path)
     with RolloutWriter(path) as writer:
         index.follow(writer)

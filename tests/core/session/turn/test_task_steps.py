@@ -17,6 +17,12 @@ from tests.conftest import collect, of_type, run
 INTERRUPTED_CALL = "Interrupted by the user before it ran."
 
 
+def workspace(tmp_path: Path, name: str = "ws") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    return folder
+
+
 def records(session: Session, kind: str) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in session.rollout_path.read_text().splitlines()]
     return [line["payload"] for line in lines if line["type"] == kind]
@@ -62,9 +68,8 @@ async def test_a_turn_records_its_place_and_figures_and_says_its_kind(
 async def test_an_interruption_answers_every_call_the_reply_left_without_output(
     server: Any, make_config: Any, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "a.txt").write_text("alpha")
+    folder = workspace(tmp_path)
+    (folder / "a.txt").write_text("alpha")
     # A first round whose call ran, then a reply whose call is made and the stream held open.
     server.enqueue(Reply(function_calls=[ToolCall("read_file", {"path": "a.txt"}, "c0")]))
     server.enqueue(
@@ -74,7 +79,7 @@ async def test_an_interruption_answers_every_call_the_reply_left_without_output(
             pause_after_items=2,
         )
     )
-    session = await Session.open(make_config(workspace=workspace))
+    session = await Session.open(make_config(workspace=folder))
     await session.submit(ops.UserTurn(text="read them"))
     events = await collect(session, "item_started")
     while not (events[-1].item.kind == "function_call" and events[-1].item.data["call_id"] == "c1"):
@@ -115,11 +120,10 @@ async def test_an_interrupted_reply_is_kept_under_its_own_id(server: Any, make_c
 async def test_the_environment_block_is_sent_once_however_many_turns(
     server: Any, make_config: Any, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
+    folder = workspace(tmp_path)
     server.enqueue(Reply(text="one"))
     server.enqueue(Reply(text="two"))
-    session = await Session.open(make_config(workspace=workspace))
+    session = await Session.open(make_config(workspace=folder))
     await run(session, ops.UserTurn(text="hello"))
     await run(session, ops.UserTurn(text="again"))
     last = server.requests_to("responses")[-1].body["input"]
@@ -181,12 +185,11 @@ async def test_the_environment_block_takes_its_share_of_the_room(
     server: Any, make_config: Any, tmp_path: Path
 ) -> None:
     # The same message refused with and without a workspace: the room differs by the block.
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
+    folder = workspace(tmp_path)
     rooms = []
     for config in (
         make_config(context_window=4_096),
-        make_config(context_window=4_096, workspace=workspace),
+        make_config(context_window=4_096, workspace=folder),
     ):
         session = await Session.open(config)
         _, refused = await _refused(session, "word " * 20_000)
@@ -338,9 +341,8 @@ async def test_a_longer_environment_block_leaves_less_room(
     # The same tools, a workspace path 200 characters longer: the block, and only it, grows.
     rooms = []
     for name in ("ws", "w" * 200):
-        workspace = tmp_path / name
-        workspace.mkdir()
-        session = await Session.open(make_config(context_window=4_096, workspace=workspace))
+        folder = workspace(tmp_path, name)
+        session = await Session.open(make_config(context_window=4_096, workspace=folder))
         _, refused = await _refused(session, "word " * 20_000)
         rooms.append(_figures(refused.reason)[1])
         await session.close()
