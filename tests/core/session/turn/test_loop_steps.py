@@ -170,6 +170,7 @@ class Loop:
         self.compactor = Compactor(self.log)
         self.meter = Meter(self.log)
         self.requests = Requests(self.log)
+        self.notices = Notices(self.log)
         self.loop = SamplingLoop(
             config=lambda: self.config,
             provider=lambda: provider,
@@ -177,7 +178,7 @@ class Loop:
             counter=cast(Any, Counter(self.log)),
             compactor=cast(Any, self.compactor),
             meter=cast(Any, self.meter),
-            notices=cast(Any, Notices(self.log)),
+            notices=cast(Any, self.notices),
             items=cast(Any, Items(self.log)),
             requests=cast(Any, self.requests),
             tool_calls=cast(Any, ToolCalls(self.log)),
@@ -408,7 +409,7 @@ async def test_a_silent_server_is_announced_for_the_turn(
                 yield event
 
     loop = Loop(tmp_path, Silent(streams=[[answer("ok")]]))
-    notices = cast(Notices, loop.loop._notices)
+    notices = loop.notices
     stall = notices.stall_notice
 
     def stall_notice(turn_id: str) -> Any:
