@@ -130,15 +130,19 @@ def test_an_unusable_summary_is_said_in_full_and_whether_the_earlier_one_was_kep
         10_000, 2_000, warned=True,
     )
     assert kept.warnings == (
-        "The model's summary was unusable (it mostly repeated itself), so the earlier summary "
-        "was kept. Nothing it held was lost.",
+        (
+            "The model's summary was unusable (it mostly repeated itself), so the earlier "
+            "summary was kept. Nothing it held was lost."
+        ),
     )
     none = check_room(
         PathResult(strategy="local", items=[], summary_unusable="echo"),
         10_000, 2_000, warned=True,
     )
     assert none.warnings == (
-        "The model's summary was unusable (it mostly repeated the instructions), so none was "
-        "installed: your recent messages, pins and carried notes carry the conversation. Try "
-        "/compact again, or a stronger compaction model.",
+        (
+            "The model's summary was unusable (it mostly repeated the instructions), so none "
+            "was installed: your recent messages, pins and carried notes carry the "
+            "conversation. Try /compact again, or a stronger compaction model."
+        ),
     )
