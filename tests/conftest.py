@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,21 @@ needs_tiktoken = pytest.mark.skipif(
     reason="tiktoken's file is not on this machine (set TIKTOKEN_CACHE_DIR to its folder)",
 )
 TEST_KEY = "sk-test-SECRET-4f9a2c"
+
+
+class DiskFull:
+    """Makes ``os.write`` of the rollout fail with ENOSPC while ``on`` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.on = False
+        real_write = os.write
+
+        def write(fd: int, data: bytes) -> int:
+            if self.on:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real_write(fd, data)
+
+        monkeypatch.setattr("app.core.rollout.store.os.write", write)
 
 
 @pytest.fixture

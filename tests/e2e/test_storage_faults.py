@@ -3,32 +3,12 @@ error is in words, nothing unsaved is lost from the user's hands, and the sessio
 
 from __future__ import annotations
 
-import errno
 import json
-
-import pytest
 
 from app.core import Session, ops
 from app.core.rollout.store import RolloutWriter
 from app.demo import Reply, ToolCall
-from tests.conftest import input_texts, of_type, run
-
-
-class DiskFull:
-    """Makes ``os.write`` of the rollout fail with ENOSPC while ``on`` is set."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import os
-
-        self.on = False
-        real_write = os.write
-
-        def write(fd: int, data: bytes) -> int:
-            if self.on:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return real_write(fd, data)
-
-        monkeypatch.setattr("app.core.rollout.store.os.write", write)
+from tests.conftest import DiskFull, input_texts, of_type, run
 
 
 async def test_a_full_disk_ends_the_turn_in_words_and_gives_the_message_back(

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from app.core import protocol as p
 from app.core.compaction.counting import CountMemo
+from app.core.compaction.notes.material import NotesMaterial, read_notes_material
 from app.core.compaction.paths.local import ItemCounts
 from app.core.compaction.paths.path import PathRun
 from app.core.config import CoreConfig
@@ -155,3 +157,14 @@ def make_run(
 def item_counts(run: PathRun, history: list[Item]) -> ItemCounts:
     known = [run.counter.count_item(item) for item in history]
     return ItemCounts(total=sum(known), known=known, every=lambda: list(known))
+
+
+def reading_notes(run: PathRun) -> tuple[PathRun, list[list[Item]]]:
+    """``run`` whose notes reader keeps each history it is given (and reads it as usual)."""
+    reads: list[list[Item]] = []
+
+    def read_notes(items: list[Item]) -> NotesMaterial:
+        reads.append(items)
+        return read_notes_material(items)
+
+    return replace(run, read_notes=read_notes), reads

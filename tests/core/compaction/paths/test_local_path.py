@@ -10,7 +10,6 @@ import pytest
 
 from app.core import protocol as p
 from app.core.compaction.budget import compaction_budget
-from app.core.compaction.notes.material import NotesMaterial, read_notes_material
 from app.core.compaction.paths.local import COMPACTION_HEADERS
 from app.core.compaction.paths.local_path import previous_summary, prompt_words, run_local
 from app.core.compaction.paths.path import PathRun
@@ -20,7 +19,14 @@ from app.core.items import Item, assistant_message, message_text, user_message
 from app.core.providers.base import ProviderError
 from app.core.providers.sampling import RetryNotice
 
-from ..compaction_fakes import USAGE, Recorder, ScriptedProvider, item_counts, make_run
+from ..compaction_fakes import (
+    USAGE,
+    Recorder,
+    ScriptedProvider,
+    item_counts,
+    make_run,
+    reading_notes,
+)
 
 BUDGET = compaction_budget(16_000, 14_400, 500)
 
@@ -158,14 +164,7 @@ async def test_the_rebuilt_history_is_sized_by_the_summary_the_context_and_the_n
     # The kept messages get what the summary and the context blocks leave; the carried notes
     # then push the whole past the room, so it is shrunk, and the result says what went.
     provider = ScriptedProvider(streams=[[assistant_message(SUMMARY)]])
-    run = make_run(tmp_path, provider, Recorder(), context=CONTEXT)
-    reads: list[list[Item]] = []
-
-    def read_notes(items: list[Item]) -> NotesMaterial:
-        reads.append(items)
-        return read_notes_material(items)
-
-    run = replace(run, read_notes=read_notes)
+    run, reads = reading_notes(make_run(tmp_path, provider, Recorder(), context=CONTEXT))
     history = long_conversation()
     result = await run_local(run, history, item_counts(run, history), SMALL, CONTEXT, None, None)
     count = run.counts.count

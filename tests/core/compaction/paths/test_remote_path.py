@@ -4,7 +4,6 @@ context before the last user message and the compaction item last."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 from app.core.compaction.budget import CompactionBudget, compaction_budget
 from app.core.compaction.fit import fit_items
 from app.core.compaction.notes.block import is_notes_message
-from app.core.compaction.notes.material import NotesMaterial, read_notes_material
 from app.core.compaction.paths.path import notes_items
 from app.core.compaction.paths.remote_path import (
     REMOTE_FORMS,
@@ -26,7 +24,14 @@ from app.core.compaction.rebuild import assemble, filter_remote_output, select_w
 from app.core.items import Item, assistant_message, is_compaction_item, message_text, user_message
 from app.core.providers.base import CompactResult, ProviderError
 
-from ..compaction_fakes import COMPACTION_ITEM, USAGE, Recorder, ScriptedProvider, make_run
+from ..compaction_fakes import (
+    COMPACTION_ITEM,
+    USAGE,
+    Recorder,
+    ScriptedProvider,
+    make_run,
+    reading_notes,
+)
 
 BUDGET = compaction_budget(16_000, 14_400, 500)
 CONTEXT = [user_message("<environment_context>cwd /srv</environment_context>")]
@@ -232,14 +237,6 @@ async def test_the_trigger_forms_history_carries_the_notes_of_what_it_left_out(
     assert provider.headers == [run.headers()]
 
 
-def _recording(reads: list[list[Item]]) -> Any:
-    def read_notes(items: list[Item]) -> NotesMaterial:
-        reads.append(items)
-        return read_notes_material(items)
-
-    return read_notes
-
-
 async def test_the_trigger_forms_kept_messages_get_what_the_item_and_the_context_leave(
     tmp_path: Path,
 ) -> None:
@@ -249,9 +246,7 @@ async def test_the_trigger_forms_kept_messages_get_what_the_item_and_the_context
     item = {"type": "compaction", "encrypted_content": "opaque" * 466}
     history = [user_message(f"Step {n}: " + "move the files along " * 80) for n in range(4)]
     provider = ScriptedProvider(streams=[[item]])
-    run = make_run(tmp_path, provider, Recorder(), context=CONTEXT)
-    reads: list[list[Item]] = []
-    run = replace(run, read_notes=_recording(reads))
+    run, reads = reading_notes(make_run(tmp_path, provider, Recorder(), context=CONTEXT))
     result = await run_remote(run, history, small, CONTEXT)
     counts = run.counts
     context_tokens = sum(counts.count_item(i) for i in CONTEXT)

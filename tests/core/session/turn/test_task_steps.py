@@ -11,8 +11,9 @@ from typing import Any
 
 from app.core import Session, ops
 from app.core.items import ENVIRONMENT_CONTEXT_OPEN
-from app.demo import Reply, ToolCall
-from tests.conftest import collect, of_type, run
+from app.core.session.turn.loop import SamplingLoop
+from app.demo import Fault, Reply, ToolCall
+from tests.conftest import DiskFull, collect, of_type, run
 
 INTERRUPTED_CALL = "Interrupted by the user before it ran."
 
@@ -217,8 +218,6 @@ async def test_an_attachment_that_cannot_be_read_is_refused_and_handed_back(
 async def test_an_internal_fault_still_ends_the_turn_in_words_and_offers_a_retry(
     server: Any, make_config: Any, monkeypatch: Any
 ) -> None:
-    from app.core.session.turn.loop import SamplingLoop
-
     async def broken(self: Any, turn_id: str, text: str, box: Any) -> None:
         raise RuntimeError("a bug")
 
@@ -240,8 +239,6 @@ async def test_an_internal_fault_still_ends_the_turn_in_words_and_offers_a_retry
 async def test_a_retry_says_the_message_is_sent_again_and_a_new_message_that_it_is_newer(
     server: Any, make_config: Any
 ) -> None:
-    from app.demo import Fault
-
     session = await Session.open(make_config(max_retries=0))
     server.enqueue(Fault.status(500, "Internal trouble"))
     await run(session, ops.UserTurn(text="try me"))
@@ -259,26 +256,15 @@ async def test_a_retry_says_the_message_is_sent_again_and_a_new_message_that_it_
 async def test_a_full_disk_while_an_interruption_is_saved_is_said_for_the_turn(
     server: Any, make_config: Any, monkeypatch: Any
 ) -> None:
-    import errno
-    import os
-
-    full = False
-    real_write = os.write
-
-    def write(fd: int, data: bytes) -> int:
-        if full:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr("app.core.rollout.store.os.write", write)
+    disk = DiskFull(monkeypatch)
     server.enqueue(Reply(text="word " * 400, chunk_size=5, delay_per_chunk=0.02))
     session = await Session.open(make_config())
     await session.submit(ops.UserTurn(text="a long story"))
     (delta,) = (await collect(session, "agent_message_delta"))[-1:]
-    full = True
+    disk.on = True
     await session.submit(ops.Interrupt())
     events = await collect(session, "turn_complete")
-    full = False
+    disk.on = False
     storage = [e for e in of_type(events, "error") if e.kind == "storage"]
     assert [e.turn_id for e in storage] == [delta.turn_id]
     assert "the disk is full" in storage[0].message
@@ -287,8 +273,6 @@ async def test_a_full_disk_while_an_interruption_is_saved_is_said_for_the_turn(
 
 
 async def test_an_edit_whose_request_fails_can_be_retried(server: Any, make_config: Any) -> None:
-    from app.demo import Fault
-
     server.enqueue(Reply(text="first"))
     session = await Session.open(make_config(max_retries=0))
     first = await run(session, ops.UserTurn(text="hello"))
@@ -300,8 +284,6 @@ async def test_an_edit_whose_request_fails_can_be_retried(server: Any, make_conf
 
 
 async def _cut_off(session: Session, server: Any) -> None:
-    from app.demo import Fault
-
     server.enqueue(Fault.cut(after_chunks=3, text="Line one.\nLine two.\nand then"))
     server.enqueue(Fault.status(503))
     events = await run(session, ops.UserTurn(text="explain it"))
@@ -311,8 +293,6 @@ async def _cut_off(session: Session, server: Any) -> None:
 async def test_a_retry_that_fails_again_keeps_the_cut_off_reply(
     server: Any, make_config: Any
 ) -> None:
-    from app.demo import Fault
-
     session = await Session.open(make_config(max_retries=1))
     await _cut_off(session, server)
     server.enqueue(Fault.status(503))
