@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core import CoreConfig, Session, ops
-from app.core.recall.index import recall_index_path
+from app.core.recall.store import recall_index_path
 from app.demo import ModelServer, Reply, ToolCall
 from tests.conftest import of_type, run
 

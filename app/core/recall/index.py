@@ -43,8 +43,7 @@ from .store import (
     words,
 )
 
-# ``recall_index_path`` is still found here, where it was before the store had a module.
-__all__ = ["RecallIndex", "recall_index_path"]
+__all__ = ["RecallIndex"]
 
 
 log = logging.getLogger(__name__)

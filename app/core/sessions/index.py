@@ -370,7 +370,7 @@ class SessionIndex:
 
 def _remove_recall_index(rollout: Path) -> None:
     """A deleted session's search index goes (it is rebuilt from the rollout if restored)."""
-    from ..recall.index import recall_index_path
+    from ..recall.store import recall_index_path
 
     try:
         recall_index_path(rollout).unlink(missing_ok=True)

@@ -15,10 +15,11 @@ import pytest
 
 from app.core.items import user_message
 from app.core.recall import index as index_module
-from app.core.recall.index import RecallIndex, recall_index_path, run_in_worker
+from app.core.recall.index import RecallIndex, run_in_worker
 from app.core.recall.query import build_query
 from app.core.recall.results import RecallResult
 from app.core.recall.searchable import item_digest
+from app.core.recall.store import recall_index_path
 from app.core.rollout.store import RolloutWriter
 
 MESSAGES = [f"The otter number {n} swims in river {n}." for n in range(6)]

@@ -17,8 +17,9 @@ import pytest
 from app.core.compaction.prompts import summary_prefix
 from app.core.items import assistant_message, function_call_output, user_message
 from app.core.recall import RecallTool
-from app.core.recall.index import recall_index_path, run_in_worker
+from app.core.recall.index import run_in_worker
 from app.core.recall.query import build_query
+from app.core.recall.store import recall_index_path
 from app.core.recall.tool import recall_budget
 from app.core.rollout.store import RolloutWriter
 
