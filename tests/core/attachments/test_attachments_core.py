@@ -3,6 +3,8 @@ hash, the wire shapes and the stand-in text."""
 
 from __future__ import annotations
 
+import base64
+import random
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from app.core.attachments.errors import AttachmentError
 from app.core.attachments.images import image_tokens, prepare_image_file, scaled_size
 from app.core.attachments.parts import attachment_message, stand_in, with_stand_ins
 from app.core.attachments.reading import read_attachment
-from app.core.attachments.store import AttachmentStore
+from app.core.attachments.store import _B64_PIECE, AttachmentStore, data_url
 from app.core.attachments.wire import stand_in_items, wire_items
 from app.core.compaction.paths.prune import prune_tool_outputs
 from app.core.items import attachment_parts, item_count_parts, user_message
@@ -59,6 +61,27 @@ def test_storage_is_by_content_hash_and_parts_hold_no_bytes(tmp_path: Path) -> N
     assert first["file"] == second["file"] and first["name"] != second["name"]
     assert [p.name for p in store.folder.iterdir()] == [first["file"]]
     assert "data" not in str(first) and first["sent_file"] == first["file"]  # small: as is
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1, 2, _B64_PIECE - 1, _B64_PIECE, _B64_PIECE + 1, 3 * _B64_PIECE + 2]
+)
+def test_a_data_url_encoded_in_pieces_is_the_whole_encoded_at_once(size: int) -> None:
+    data = random.Random(size).randbytes(size)
+    url = data_url(data, "image/png")
+    assert url == "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    assert base64.b64decode(url.split(",", 1)[1]) == data
+
+
+def test_a_file_is_read_and_stored_whole(tmp_path: Path) -> None:
+    """Past the first bytes its kind is told from: every byte, once."""
+    text = "".join(f"line {n}: {'é' if n % 7 else 'x'} of the notes\n" for n in range(20_000))
+    path = tmp_path / "notes.md"
+    path.write_text(text, encoding="utf-8")
+    store = AttachmentStore(tmp_path / "s.files")
+    part = read_attachment(path, store)
+    assert part["text"] == text and part["size"] == path.stat().st_size
+    assert store.path(part["file"]).read_bytes() == path.read_bytes()
 
 
 def test_webp_jpeg_gif_are_taken_and_a_big_jpeg_is_scaled(tmp_path: Path) -> None:
