@@ -110,6 +110,9 @@ class RowHostArea(VirtualRowArea):
             if getattr(row, "role", None) == "user":
                 row.attachments = _WARM_ATTACHMENTS
             widget = self.create_row_widget(row)
+            strip = getattr(widget, "attachments", None)
+            if strip is not None:
+                strip.make_boxes()  # (made a turn later otherwise)
             widget.resize(width, widget.height_for(width))
             widget.grab()
             for button in widget.findChildren(QAbstractButton):  # the hidden ones' icons too
