@@ -38,12 +38,12 @@ BENCHMARKS: dict[str, str] = {
     "retention": "bench.bench_retention",
     "mcp": "bench.bench_mcp",
     "branches": "bench.bench_branches",
+    "attachments": "bench.bench_attachments",
 }
 # Run with ``--only`` but not by default, so not guarded in CI: their goals are not met yet
 # (see bench/README.md).
 NOT_YET_GUARDED: dict[str, str] = {
     "branch_window": "bench.bench_branch_window",
-    "attachments": "bench.bench_attachments",
 }
 QUICK_SCALE = 0.01
 # ``--guard`` (CI): a figure more than this share above its target fails the run.
