@@ -131,6 +131,9 @@ class Thumbnail(AttachmentBox):
                 self.size(), Qt.AspectRatioMode.KeepAspectRatio).toTuple())
             target.moveCenter(self.rect().center())
             painter.drawPixmap(target, self._picture)
+            painter.setClipping(False)  # the frame drawn again over the picture's edge
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(path)
         else:
             painter.setPen(QColor(colors().muted))
             painter.drawText(self.rect().adjusted(4, 4, -4, -4),

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.ui.style.theme import colors
 from app.ui.transcript.attachments.strip import BOXES_A_TURN, AttachmentStrip
-from tests.attachment_files import write_png
+from tests.attachment_files import write_image, write_png
 
 from .test_strip import _send_with_files, _strip
 
@@ -81,6 +81,19 @@ def test_asking_for_the_boxes_makes_them_all_at_once(
 def _border(box: QWidget) -> QColor:
     """The colour of the frame's left edge, half way down."""
     return box.grab().toImage().pixelColor(0, box.height() // 2)
+
+
+def test_a_thumbnails_frame_is_drawn_over_its_pictures_edge(
+    qtbot: Any, make_window: Any, server: Any, tmp_path: Path
+) -> None:
+    shot = write_image(tmp_path / "blue.png", 300, 300, "PNG")  # fills its square box
+    window = make_window()
+    _send_with_files(qtbot, window, server, [shot])
+    thumb = _strip(qtbot, window).thumbnails[0]
+    qtbot.waitUntil(lambda: thumb.loaded, timeout=5000)
+    image = thumb.grab().toImage()
+    assert _border(thumb) == QColor(colors().border)
+    assert image.pixelColor(thumb.width() // 2, thumb.height() // 2) == QColor(10, 120, 200)
 
 
 def test_a_chip_is_framed_in_the_error_colour_when_its_file_is_gone(
